@@ -1,0 +1,134 @@
+"""The ``ecc`` command line: a click group whose subcommands are imported only when used.
+
+Each command lives in its own module under ``ecc.cli``; :data:`COMMANDS` maps a command name to
+``module:attribute``. Plugins add commands through the ``ecc_register_commands`` hook; those are
+loaded only when a name is not a built-in one (or for ``--help``), so ``ecc --version`` and
+``ecc hook`` stay fast.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import click
+
+from ecc import __version__
+from ecc.errors import EccError
+
+# name -> (module, attribute, one-line help shown without importing the module)
+COMMANDS: dict[str, tuple[str, str, str]] = {
+    "config": ("ecc.cli.config_cmd", "config_group", "Show, get and set configuration."),
+    "plugins": ("ecc.cli.plugins_cmd", "plugins_command", "List installed plugins."),
+    "doctor": ("ecc.cli.doctor_cmd", "doctor_command", "Check the environment ecc runs in."),
+}
+
+
+class CliError(click.ClickException):
+    """An :class:`EccError` on its way to the terminal: sanitised, with its exit code."""
+
+    def __init__(self, message: str, exit_code: int = 1) -> None:
+        from ecc.terminal import sanitize
+
+        super().__init__(sanitize(message))
+        self.exit_code = exit_code
+
+
+class LazyGroup(click.Group):
+    """A group whose subcommands come from :data:`COMMANDS` and plugins, imported on demand."""
+
+    def __init__(self, *args: Any, lazy: dict[str, tuple[str, str, str]], **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.lazy = lazy
+        self._plugin_commands_loaded = False
+
+    def _load_plugin_commands(self) -> None:
+        if self._plugin_commands_loaded:
+            return
+        self._plugin_commands_loaded = True
+        from ecc.plugins import get_plugin_manager
+
+        get_plugin_manager().hook.ecc_register_commands(cli=self)
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        try:
+            self._load_plugin_commands()
+        except EccError:
+            pass  # a broken config must not break --help; the command itself will report it
+        return sorted({*self.lazy, *self.commands})
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        if name in self.commands:
+            return self.commands[name]
+        if name in self.lazy:
+            module_name, attribute, _ = self.lazy[name]
+            import importlib
+
+            command = getattr(importlib.import_module(module_name), attribute)
+            self.add_command(command, name)
+            return command
+        self._load_plugin_commands()
+        return self.commands.get(name)
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        rows = []
+        for name in self.list_commands(ctx):
+            if name in self.lazy and name not in self.commands:
+                rows.append((name, self.lazy[name][2]))
+                continue
+            command = self.get_command(ctx, name)
+            if command is not None and not command.hidden:
+                rows.append((name, command.get_short_help_str(limit=60)))
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except EccError as exc:
+            raise CliError(exc.message, exc.exit_code) from None
+
+
+def _apply_overrides(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> None:
+    if values:
+        from ecc import config
+
+        config.set_cli_overrides(values)
+
+
+@click.group(
+    cls=LazyGroup,
+    lazy=COMMANDS,
+    invoke_without_command=True,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+@click.version_option(__version__, "--version", prog_name="ecc", message="%(prog)s %(version)s")
+@click.option(
+    "-c",
+    "--config",
+    "overrides",
+    multiple=True,
+    metavar="KEY=VALUE",
+    expose_value=False,
+    callback=_apply_overrides,
+    help="Override a config value for this run (the last, highest layer). Repeatable.",
+)
+@click.pass_context
+def cli(ctx: click.Context) -> None:
+    """ecc: a control plane for AI coding agents.
+
+    Portable memory shared by every agent, sessions in their own worktrees, risk scoring of tool
+    calls, notifications, and plugins for every harness.
+    """
+    if ctx.invoked_subcommand is None:
+        click.echo(ctx.get_help())
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Console-script entry point."""
+    args = sys.argv[1:] if argv is None else argv
+    if args == ["--version"]:  # the hottest path: no click parsing needed
+        sys.stdout.write(f"ecc {__version__}\n")
+        return
+    cli.main(args=args, prog_name="ecc")

@@ -1,0 +1,456 @@
+"""The whole configuration as pydantic models, loaded from layered TOML.
+
+Layers, later wins: built-in defaults < user file (``<config dir>/config.toml``) < project file
+(``<repo>/.ecc/config.toml``) < the file named by ``ECC_CONFIG`` < environment variables
+(``ECC__SECTION__KEY=value``) < command-line overrides (``ecc -c key=value``). Tables merge key by
+key; every other value, lists included, replaces the earlier one whole.
+
+Every leaf value remembers the layer it came from, so ``ecc config show --origin`` and validation
+errors can name the file and key at fault.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from ecc import paths
+from ecc.errors import ConfigError
+
+ENV_PREFIX = "ECC__"
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+
+class HarnessRunner(_Strict):
+    """``[harness_runners.NAME]``: how to run any agent CLI from config alone."""
+
+    program: str = ""
+    base_args: list[str] = Field(default_factory=list)
+    project_markers: list[str] = Field(default_factory=list)
+    cwd_flag: str | None = None
+    session_name_flag: str | None = None
+    task_flag: str | None = None
+    model_flag: str | None = None
+    add_dir_flag: str | None = None
+    include_directories_flag: str | None = None
+    allowed_tools_flag: str | None = None
+    disallowed_tools_flag: str | None = None
+    permission_mode_flag: str | None = None
+    max_budget_usd_flag: str | None = None
+    append_system_prompt_flag: str | None = None
+    resume_flag: str | None = None
+    inline_system_prompt_for_task: bool = True
+    env: dict[str, str] = Field(default_factory=dict)
+
+
+class AgentProfile(_Strict):
+    """``[agent_profiles.NAME]``: launch settings a session can be started with."""
+
+    inherits: str | None = None
+    harness: str | None = None
+    model: str | None = None
+    allowed_tools: list[str] = Field(default_factory=list)
+    disallowed_tools: list[str] = Field(default_factory=list)
+    permission_mode: str | None = None
+    add_dirs: list[str] = Field(default_factory=list)
+    max_budget_usd: float | None = Field(default=None, ge=0)
+    token_budget: int | None = Field(default=None, ge=0)
+    append_system_prompt: str | None = None
+
+
+class BudgetThresholds(_Strict):
+    advisory: float = 0.50
+    warning: float = 0.75
+    critical: float = 0.90
+
+    @model_validator(mode="after")
+    def _ordered(self) -> BudgetThresholds:
+        if not (0 < self.advisory < self.warning < self.critical < 1.0):
+            raise ValueError("thresholds must satisfy 0 < advisory < warning < critical < 1")
+        return self
+
+
+class RiskSettings(_Strict):
+    """Thresholds on the 0..1 risk score and whether ecc acts on them through harness hooks."""
+
+    enforce: bool = False
+    review: float = Field(default=0.35, ge=0, le=1)
+    require_confirmation: float = Field(default=0.60, ge=0, le=1)
+    block: float = Field(default=0.85, ge=0, le=1)
+    disabled_scorers: list[str] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _ordered(self) -> RiskSettings:
+        if not (self.review <= self.require_confirmation <= self.block):
+            raise ValueError("thresholds must satisfy review <= require_confirmation <= block")
+        return self
+
+
+class NotificationSettings(_Strict):
+    """Which notifier plugins receive events, and each one's own settings table."""
+
+    notifiers: list[str] = Field(default_factory=lambda: ["log"])
+    events: list[str] = Field(
+        default_factory=lambda: [
+            "session_started",
+            "session_completed",
+            "session_failed",
+            "budget_alert",
+            "approval_request",
+        ]
+    )
+    quiet_hours: str | None = None
+    settings: dict[str, dict[str, Any]] = Field(default_factory=dict)
+
+
+class MemorySettings(_Strict):
+    backend: str = "files"
+    settings: dict[str, Any] = Field(default_factory=dict)
+
+
+class StoreSettings(_Strict):
+    """Where session state lives: empty ``url`` means SQLite ``ecc.db`` in the state dir."""
+
+    url: str | None = None
+
+
+class RemoteSettings(_Strict):
+    allowed_roots: list[str] = Field(default_factory=list)
+    max_body_bytes: int = Field(default=256 * 1024, gt=0)
+    rate_limit_per_minute: int = Field(default=120, gt=0)
+
+
+class Config(_Strict):
+    """The effective configuration. Field names follow the reference's ``ecc2.toml`` where one exists."""
+
+    default_harness: str | None = None
+    default_profile: str | None = None
+    harness_runners: dict[str, HarnessRunner] = Field(default_factory=dict)
+    agent_profiles: dict[str, AgentProfile] = Field(default_factory=dict)
+
+    auto_create_worktrees: bool = True
+    worktree_root: str | None = None
+    worktree_branch_prefix: str = "ecc"
+    max_parallel_worktrees: int = Field(default=6, ge=1)
+    max_parallel_sessions: int = Field(default=8, ge=1)
+    worktree_retention_secs: int = Field(default=7 * 24 * 3600, ge=0)
+    prune_worktrees: bool = False
+
+    heartbeat_interval_secs: float = Field(default=5.0, gt=0)
+    session_timeout_secs: int = Field(default=3600, gt=0)
+    auto_terminate_stale_sessions: bool = False
+    stop_grace_secs: float = Field(default=5.0, ge=0)
+
+    cost_budget_usd: float = Field(default=0.0, ge=0)
+    token_budget: int = Field(default=0, ge=0)
+    budget_alert_thresholds: BudgetThresholds = Field(default_factory=BudgetThresholds)
+
+    risk: RiskSettings = Field(default_factory=RiskSettings)
+    notifications: NotificationSettings = Field(default_factory=NotificationSettings)
+    memory: MemorySettings = Field(default_factory=MemorySettings)
+    store: StoreSettings = Field(default_factory=StoreSettings)
+    remote: RemoteSettings = Field(default_factory=RemoteSettings)
+
+    @field_validator("worktree_branch_prefix")
+    @classmethod
+    def _prefix(cls, value: str) -> str:
+        trimmed = value.strip().strip("/")
+        if not trimmed:
+            raise ValueError("must not be empty")
+        return trimmed
+
+    def profile(self, name: str) -> AgentProfile:
+        """The profile ``name`` with its ``inherits`` chain applied (lists union, prompts join)."""
+        chain: list[str] = []
+        current: str | None = name
+        while current is not None:
+            if current in chain:
+                raise ConfigError(
+                    "agent profile inheritance cycle: " + " -> ".join([*chain, current])
+                )
+            if current not in self.agent_profiles:
+                raise ConfigError(f"Unknown agent profile: {current}")
+            chain.append(current)
+            current = self.agent_profiles[current].inherits
+        merged: dict[str, Any] = {}
+        for link in reversed(chain):
+            for key, value in self.agent_profiles[link].model_dump(exclude={"inherits"}).items():
+                if isinstance(value, list):
+                    seen = merged.setdefault(key, [])
+                    seen.extend(item for item in value if item not in seen)
+                elif value is None:
+                    continue
+                elif key == "append_system_prompt" and merged.get(key):
+                    merged[key] = f"{merged[key]}\n\n{value}"
+                else:
+                    merged[key] = value
+        return AgentProfile(**merged)
+
+
+# --------------------------------------------------------------------------------------------
+# Layers
+
+
+@dataclass(frozen=True)
+class Layer:
+    """One source of configuration values."""
+
+    name: str  # default | user | project | ECC_CONFIG | env | flag
+    source: str  # a path, a variable name or "command line"
+    data: dict[str, Any]
+
+
+@dataclass
+class LoadedConfig:
+    config: Config
+    layers: list[Layer]
+    origins: dict[tuple[str, ...], str] = field(default_factory=dict)
+
+    def origin_of(self, key: str) -> str:
+        path = tuple(key.split("."))
+        for length in range(len(path), 0, -1):
+            found = self.origins.get(path[:length])
+            if found:
+                return found
+        return "default"
+
+
+def read_toml_file(path: Path) -> dict[str, Any]:
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise ConfigError(f"cannot read config file {path}: {exc.strerror or exc}") from exc
+    try:
+        return tomllib.loads(raw.decode("utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"invalid TOML in {path}: {exc}") from exc
+
+
+def parse_value(text: str) -> Any:
+    """A command-line or environment value: a TOML value if it parses as one, else the string."""
+    try:
+        return tomllib.loads(f"v = {text}")["v"]
+    except tomllib.TOMLDecodeError:
+        return text
+
+
+def set_dotted(data: dict[str, Any], key: str, value: Any) -> None:
+    parts = key.split(".")
+    if not all(parts):
+        raise ConfigError(f"invalid config key {key!r}")
+    node = data
+    for part in parts[:-1]:
+        child = node.setdefault(part, {})
+        if not isinstance(child, dict):
+            raise ConfigError(f"config key {key!r}: {part!r} is not a table")
+        node = child
+    node[parts[-1]] = value
+
+
+def env_layer(environ: Mapping[str, str]) -> Layer | None:
+    data: dict[str, Any] = {}
+    names = []
+    for name, value in sorted(environ.items()):
+        if name.startswith(ENV_PREFIX) and len(name) > len(ENV_PREFIX):
+            key = ".".join(part.lower() for part in name[len(ENV_PREFIX) :].split("__"))
+            set_dotted(data, key, parse_value(value))
+            names.append(name)
+    return Layer("env", ",".join(names), data) if data else None
+
+
+def flag_layer(overrides: Iterable[str]) -> Layer | None:
+    data: dict[str, Any] = {}
+    for item in overrides:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise ConfigError(f"config override {item!r} must look like KEY=VALUE")
+        set_dotted(data, key.strip(), parse_value(value))
+    return Layer("flag", "command line", data) if data else None
+
+
+def file_layers(cwd: Path | None = None, environ: Mapping[str, str] | None = None) -> list[Layer]:
+    environ = os.environ if environ is None else environ
+    layers: list[Layer] = []
+    seen: set[Path] = set()
+
+    def add(name: str, path: Path | None, required: bool = False) -> None:
+        if path is None:
+            return
+        resolved = path.expanduser().resolve()
+        if resolved in seen:
+            return
+        if not resolved.is_file():
+            if required:
+                raise ConfigError(f"config file {path} (from ECC_CONFIG) does not exist")
+            return
+        seen.add(resolved)
+        layers.append(Layer(name, str(resolved), read_toml_file(resolved)))
+
+    add("user", paths.user_config_file())
+    add("project", paths.project_config_file(cwd))
+    explicit = environ.get("ECC_CONFIG")
+    if explicit:
+        add("ECC_CONFIG", Path(explicit), required=True)
+    return layers
+
+
+def merge_into(
+    target: dict[str, Any],
+    overlay: Mapping[str, Any],
+    origin: str,
+    origins: dict[tuple[str, ...], str],
+    prefix: tuple[str, ...] = (),
+) -> None:
+    """Deep-merge ``overlay`` into ``target``: tables merge, everything else replaces."""
+    for key, value in overlay.items():
+        path = (*prefix, key)
+        if isinstance(value, dict) and isinstance(target.get(key), dict):
+            merge_into(target[key], value, origin, origins, path)
+        else:
+            target[key] = _copy(value)
+            for known in [k for k in origins if k[: len(path)] == path]:
+                del origins[known]
+            origins[path] = origin
+
+
+def _copy(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _copy(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_copy(v) for v in value]
+    return value
+
+
+def _describe(layer: Layer) -> str:
+    if layer.name in {"user", "project", "ECC_CONFIG"}:
+        return f"{layer.name}:{layer.source}"
+    return f"{layer.name}:{layer.source}"
+
+
+def build(layers: list[Layer]) -> LoadedConfig:
+    merged: dict[str, Any] = {}
+    origins: dict[tuple[str, ...], str] = {}
+    for layer in layers:
+        merge_into(merged, layer.data, _describe(layer), origins)
+    try:
+        config = Config.model_validate(merged)
+    except ValidationError as exc:
+        raise ConfigError(_explain(exc, origins)) from None
+    return LoadedConfig(config, layers, origins)
+
+
+def _explain(exc: ValidationError, origins: dict[tuple[str, ...], str]) -> str:
+    lines = []
+    for error in exc.errors():
+        loc = tuple(str(part) for part in error["loc"])
+        key = ".".join(loc) or "(top level)"
+        origin = "default"
+        for length in range(len(loc), 0, -1):
+            if loc[:length] in origins:
+                origin = origins[loc[:length]]
+                break
+        if error["type"] == "extra_forbidden":
+            what = "unknown key"
+        elif "input" in error and error["type"] not in {"value_error"}:
+            what = f"{error['msg'].lower()} (got {error['input']!r})"
+        else:
+            what = error["msg"].removeprefix("Value error, ")
+        lines.append(f"invalid config in {origin}: {key}: {what}")
+    return "\n".join(lines)
+
+
+def load(
+    *,
+    cwd: Path | None = None,
+    overrides: Iterable[str] = (),
+    environ: Mapping[str, str] | None = None,
+) -> LoadedConfig:
+    """Read every layer and validate the merged result."""
+    environ = os.environ if environ is None else environ
+    layers = file_layers(cwd, environ)
+    for extra in (env_layer(environ), flag_layer(overrides)):
+        if extra is not None:
+            layers.append(extra)
+    return build(layers)
+
+
+_current: LoadedConfig | None = None
+_overrides: tuple[str, ...] = ()
+
+
+def set_cli_overrides(overrides: Iterable[str]) -> None:
+    """Record ``ecc -c KEY=VALUE`` pairs; they form the last layer of every later load."""
+    global _current, _overrides
+    _overrides = tuple(overrides)
+    _current = None
+
+
+def current() -> LoadedConfig:
+    """The configuration of this process, loaded once."""
+    global _current
+    if _current is None:
+        _current = load(overrides=_overrides)
+    return _current
+
+
+def get_config() -> Config:
+    return current().config
+
+
+def reset() -> None:
+    """Forget the loaded configuration (tests, and after ``config set``)."""
+    global _current
+    _current = None
+
+
+Scope = Literal["user", "project"]
+
+
+def layer_file(scope: Scope, cwd: Path | None = None) -> Path:
+    if scope == "user":
+        return paths.user_config_file()
+    found = paths.project_config_file(cwd)
+    if found is None:
+        raise ConfigError("not inside a git repository: there is no project config to write")
+    return found
+
+
+def set_value(key: str, raw_value: str, scope: Scope, cwd: Path | None = None) -> Path:
+    """Write one key into the user or project file, keeping every other key of that file.
+
+    The whole result is validated before anything is written; the file is replaced atomically.
+    """
+    import tomli_w
+
+    target = layer_file(scope, cwd)
+    data = read_toml_file(target) if target.exists() else {}
+    set_dotted(data, key, parse_value(raw_value))
+    layers = [layer for layer in load(cwd=cwd).layers if layer.source != str(target.resolve())]
+    build([*layers, Layer(scope, str(target), data)])  # raises ConfigError if invalid
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+    with open(tmp, "wb") as handle:
+        tomli_w.dump(data, handle)
+        handle.flush()
+        os.fsync(handle.fileno())
+    os.replace(tmp, target)
+    reset()
+    return target
+
+
+def lookup(config: Config, key: str) -> Any:
+    node: Any = config.model_dump(mode="json")
+    for part in key.split("."):
+        if not isinstance(node, dict) or part not in node:
+            raise ConfigError(f"unknown config key {key!r}")
+        node = node[part]
+    return node

@@ -1,0 +1,162 @@
+"""The whole plugin contract of ecc.
+
+Every extension point is a hook declared here. A plugin is any module or object with functions
+marked ``@ecc.hookimpl`` whose names and arguments match these specs (a plugin may take fewer
+arguments than a spec offers, never others). Plugins are found through four entry-point groups:
+
+``ecc.adapters``         harnesses: command lines, env, profiles, resume, detection, output, hooks
+``ecc.risk_scorers``     contributions to the risk score of one tool call
+``ecc.notifiers``        delivery of session, budget and approval events
+``ecc.memory_backends``  storage of ``ecc.memory.v1`` documents
+
+Hooks that pick one owner are ``firstresult``: they receive the harness (or backend) name and
+return ``None`` when it is not theirs. The data types passed in and out live in ``ecc.types``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pluggy
+
+if TYPE_CHECKING:
+    import click
+
+    from ecc.config import AgentProfile, Config
+    from ecc.types import (
+        HarnessInfo,
+        IntegrationRequest,
+        IntegrationResult,
+        LaunchContext,
+        Notification,
+        OutputEvent,
+        ProfileTranslation,
+        RiskContribution,
+        ToolCall,
+    )
+
+hookspec = pluggy.HookspecMarker("ecc")
+hookimpl = pluggy.HookimplMarker("ecc")
+
+
+# -- harness adapters (group ecc.adapters) ---------------------------------------------------
+
+
+@hookspec
+def ecc_harnesses(config: Config) -> list[HarnessInfo] | HarnessInfo | None:
+    """Declare the harnesses this plugin runs.
+
+    Called to resolve ``--harness NAME``, for ``ecc plugins`` and for the compliance matrix. Return
+    one :class:`ecc.types.HarnessInfo` (or a list): its name, aliases, the program it runs and the
+    surfaces it supports. Config-defined runners are declared by the built-in ``runners`` plugin.
+    """
+
+
+@hookspec(firstresult=True)
+def ecc_build_command(harness: str, launch: LaunchContext) -> list[str] | None:
+    """Return the argv that runs ``launch.task`` non-interactively, or None if not yours.
+
+    The task must be passed as its own argv element (never through a shell). The core runs the
+    command in ``launch.working_dir`` with stdin from /dev/null and captures stdout and stderr.
+    """
+
+
+@hookspec
+def ecc_session_env(harness: str, launch: LaunchContext) -> dict[str, str] | None:
+    """Return environment variables for the harness process; all results are merged.
+
+    The core's own ``ECC_*`` variables are applied first, then each plugin's in registration order.
+    Return None (or ``{}``) for a harness that is not yours.
+    """
+
+
+@hookspec(firstresult=True)
+def ecc_translate_profile(
+    harness: str, profile: AgentProfile, launch: LaunchContext
+) -> ProfileTranslation | None:
+    """Map an agent profile onto the harness's own flags.
+
+    Return a :class:`ecc.types.ProfileTranslation`: extra argv, text folded into the prompt for
+    fields the CLI has no flag for, and fields refused because folding them would be unsafe.
+    """
+
+
+@hookspec(firstresult=True)
+def ecc_resume_command(
+    harness: str, launch: LaunchContext, harness_session_id: str | None
+) -> list[str] | None:
+    """Return the argv that continues an earlier run, or None if not yours.
+
+    ``harness_session_id`` is the harness's own session id captured from its structured output
+    (None when none was seen); an adapter without native resume re-runs the task.
+    """
+
+
+@hookspec
+def ecc_detect_harness(project_dir: Path, config: Config) -> list[str] | str | None:
+    """Return the names of your harnesses that ``project_dir`` shows signs of using.
+
+    Used to pick a default harness and for ``ecc harness matrix``. Look for marker files and
+    directories (``.claude/``, ``AGENTS.md``, ``GEMINI.md``…); never run anything.
+    """
+
+
+@hookspec(firstresult=True)
+def ecc_parse_output_line(harness: str, line: str, stream: str) -> list[OutputEvent] | None:
+    """Turn one captured output line into session events (tool calls, usage, final answer...).
+
+    Called for every line of a session; return None if the harness is not yours, ``[]`` for a line
+    that carries no event. Must not raise on malformed lines: treat them as plain output.
+    """
+
+
+@hookspec(firstresult=True)
+def ecc_install_integration(harness: str, request: IntegrationRequest) -> IntegrationResult | None:
+    """Install or remove ecc's hooks, MCP server or skills in the harness's own configuration.
+
+    ``request.kind`` is ``hooks``, ``mcp`` or ``skills``; ``request.action`` is ``install`` or
+    ``uninstall``. Must be idempotent, keep every other setting and honour ``request.dry_run``.
+    """
+
+
+# -- risk scorers (group ecc.risk_scorers) --------------------------------------------------
+
+
+@hookspec
+def ecc_score_tool_call(call: ToolCall, config: Config) -> list[RiskContribution] | None:
+    """Score one tool call an agent is about to make (or made).
+
+    Return contributions, each a signed amount with a human reason; the core sums every scorer's
+    contributions and clamps the total to 0..1. Runs on every tool call: keep it fast and pure.
+    """
+
+
+# -- notifiers (group ecc.notifiers) --------------------------------------------------------
+
+
+@hookspec
+def ecc_notify(notification: Notification, settings: dict[str, Any]) -> None:
+    """Deliver one event. ``settings`` is the notifier's own ``[notifications.settings.NAME]``.
+
+    Called once per selected notifier; an exception is caught, logged and does not stop the others.
+    """
+
+
+# -- memory backends (group ecc.memory_backends) --------------------------------------------
+
+
+@hookspec(firstresult=True)
+def ecc_memory_backend(name: str, settings: dict[str, Any]) -> Any | None:
+    """Return the storage object for the vault service if ``name`` is yours, else None.
+
+    The object implements :class:`ecc.vault.backend.MemoryBackend`.
+    """
+
+
+# -- any plugin ------------------------------------------------------------------------------
+
+
+@hookspec
+def ecc_register_commands(cli: click.Group) -> None:
+    """Add click commands to the ``ecc`` command line (as datasette and llm plugins do)."""

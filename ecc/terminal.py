@@ -1,0 +1,74 @@
+"""Neutralise terminal control sequences in untrusted text before it reaches a terminal.
+
+Agent output, memory bodies and error messages may carry escape sequences that recolour, retitle
+or rewrite a terminal (or hide text with bidi controls). Every human-readable line ecc prints
+passes through :func:`sanitize`; ``--json`` output does not (JSON escapes them anyway).
+
+The rules follow the reference vault's sanitiser exactly so both print the same text.
+"""
+
+from __future__ import annotations
+
+import re
+
+_STRING_TERMINATORS = ("\x07", "\x9c", "\x1b\\")
+_BIDI = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+_FAST_SAFE = re.compile(r"[^\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]*")
+
+
+def _drop_string(text: str, start: int) -> int:
+    """Index after the terminator of a control string beginning at ``start`` (or end of text)."""
+    best = len(text)
+    for term in _STRING_TERMINATORS:
+        found = text.find(term, start)
+        if found != -1:
+            best = min(best, found + len(term))
+    return best
+
+
+def _drop_csi(text: str, start: int) -> int:
+    index = start
+    while index < len(text):
+        if 0x40 <= ord(text[index]) <= 0x7E:
+            return index + 1
+        index += 1
+    return index
+
+
+def sanitize(value: object) -> str:
+    """Return ``value`` as text with control sequences and bidi controls removed."""
+    if value is None:
+        return ""
+    text = value if isinstance(value, str) else str(value)
+    if _FAST_SAFE.fullmatch(text):
+        return text
+    out: list[str] = []
+    i, n = 0, len(text)
+    while i < n:
+        ch = text[i]
+        code = ord(ch)
+        if ch == "\x1b":
+            nxt = text[i + 1] if i + 1 < n else ""
+            if nxt and nxt in "PX]^_":
+                i = _drop_string(text, i + 2)
+            elif nxt == "[":
+                i = _drop_csi(text, i + 2)
+            else:
+                i += 1
+                while i < n and 0x20 <= ord(text[i]) <= 0x2F:
+                    i += 1
+                if i < n and 0x30 <= ord(text[i]) <= 0x7E:
+                    i += 1
+            continue
+        if code in (0x90, 0x98, 0x9D, 0x9E, 0x9F):
+            i = _drop_string(text, i + 1)
+            continue
+        if code == 0x9B:
+            i = _drop_csi(text, i + 1)
+            continue
+        if (code <= 0x1F and ch not in "\t\n") or 0x7F <= code <= 0x9F or ch in _BIDI:
+            i += 1
+            continue
+        out.append(ch)
+        i += 1
+    return "".join(out)

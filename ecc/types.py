@@ -1,0 +1,122 @@
+"""Plain data passed between the core and plugins through the hooks of ``ecc.hookspecs``.
+
+Dataclasses rather than pydantic models: they are built on hot paths (every output line, every
+tool call) and must import in microseconds.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ecc.config import AgentProfile, Config
+
+
+@dataclass(frozen=True)
+class HarnessInfo:
+    """What a harness adapter declares about one harness it runs."""
+
+    name: str
+    program: str
+    description: str = ""
+    aliases: tuple[str, ...] = ()
+    # Surfaces for the compliance matrix: direct, structured_output, resume, hooks, enforcement,
+    # mcp, skills, and the profile fields the adapter maps to real flags.
+    capabilities: frozenset[str] = frozenset()
+    profile_fields: frozenset[str] = frozenset()
+
+
+@dataclass
+class LaunchContext:
+    """Everything an adapter needs to build a command for one session."""
+
+    session_id: str
+    task: str
+    working_dir: Path
+    project_dir: Path
+    config: Config
+    profile: AgentProfile | None = None
+    session_name: str = ""
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if not self.session_name:
+            self.session_name = f"ecc-{self.session_id}"
+
+
+@dataclass
+class ProfileTranslation:
+    """How a profile lands on a harness: flags, prompt text, and refused fields."""
+
+    args: list[str] = field(default_factory=list)
+    prompt_prefix: str = ""
+    refused: dict[str, str] = field(default_factory=dict)  # field -> why
+
+
+@dataclass
+class OutputEvent:
+    """One structured event parsed from a harness's output stream.
+
+    ``kind`` is one of: ``harness_session`` (data: id), ``tool_call`` (data: tool, input),
+    ``usage`` (data: input_tokens, output_tokens, cost_usd), ``final`` (data: text), ``error``.
+    """
+
+    kind: str
+    data: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class ToolCall:
+    """A tool call made by an agent, normalised across harnesses."""
+
+    tool: str
+    input: dict[str, Any] | str
+    harness: str = ""
+    session_id: str | None = None
+    cwd: str | None = None
+
+    @property
+    def input_text(self) -> str:
+        if isinstance(self.input, str):
+            return self.input
+        import json
+
+        return json.dumps(self.input, sort_keys=True, ensure_ascii=False)
+
+
+@dataclass(frozen=True)
+class RiskContribution:
+    amount: float
+    reason: str
+    scorer: str = ""
+
+
+@dataclass
+class Notification:
+    """An event for notifiers: ``session_started``, ``session_completed``, ``session_failed``,
+    ``budget_alert``, ``approval_request``."""
+
+    event: str
+    title: str
+    body: str
+    session_id: str | None = None
+    data: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class IntegrationRequest:
+    kind: str  # hooks | mcp | skills
+    action: str  # install | uninstall
+    scope: str  # project | user
+    project_dir: Path
+    dry_run: bool = False
+    options: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class IntegrationResult:
+    changed_files: list[Path] = field(default_factory=list)
+    diff: str = ""
+    message: str = ""
