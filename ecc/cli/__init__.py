@@ -16,11 +16,31 @@ import click
 from ecc import __version__
 from ecc.errors import EccError
 
-# name -> (module, attribute, one-line help shown without importing the module)
+# name -> (module, attribute, one-line help shown without importing the module; "" hides it)
 COMMANDS: dict[str, tuple[str, str, str]] = {
     "config": ("ecc.cli.config_cmd", "config_group", "Show, get and set configuration."),
     "plugins": ("ecc.cli.plugins_cmd", "plugins_command", "List installed plugins."),
     "doctor": ("ecc.cli.doctor_cmd", "doctor_command", "Check the environment ecc runs in."),
+    # memory vault
+    "memory": ("ecc.cli.memory_cmd", "memory_group", "Recall, save and hand off portable memory."),
+    # sessions
+    "run": ("ecc.cli.run_cmd", "run_command", "Run an agent on a task as a managed session."),
+    "start": ("ecc.cli.run_cmd", "start_command", "Start a session detached (ecc run -d)."),
+    "sessions": ("ecc.cli.sessions_cmd", "sessions_command", "List sessions."),
+    "status": ("ecc.cli.sessions_cmd", "status_command", "Show one session in detail."),
+    "logs": ("ecc.cli.sessions_cmd", "logs_command", "Show or follow a session's output."),
+    "stop": ("ecc.cli.sessions_cmd", "stop_command", "Stop a running session."),
+    "resume": ("ecc.cli.sessions_cmd", "resume_command", "Resume a stopped or failed session."),
+    "rm": ("ecc.cli.sessions_cmd", "rm_command", "Forget a finished session."),
+    "worktree": ("ecc.cli.worktree_cmd", "worktree_group", "Inspect, diff, merge, prune worktrees."),
+    "daemon": ("ecc.cli.daemon_cmd", "daemon_command", "Recover crashed sessions, start queued."),
+    "run-session": ("ecc.cli.runner_cmd", "run_session_command", ""),
+    # observability
+    "risk": ("ecc.cli.risk_cmd", "risk_group", "Score tool calls for risk."),
+    "hook": ("ecc.cli.hook_cmd", "hook_command", ""),
+    "hooks": ("ecc.cli.hooks_cmd", "hooks_group", "Install ecc's hooks into a harness."),
+    "notify": ("ecc.cli.notify_cmd", "notify_group", "Test and inspect notifications."),
+    "budget": ("ecc.cli.budget_cmd", "budget_command", "Token and cost use against budgets."),
 }
 
 
@@ -74,7 +94,8 @@ class LazyGroup(click.Group):
         rows = []
         for name in self.list_commands(ctx):
             if name in self.lazy and name not in self.commands:
-                rows.append((name, self.lazy[name][2]))
+                if self.lazy[name][2]:  # an empty help string marks a hidden command
+                    rows.append((name, self.lazy[name][2]))
                 continue
             command = self.get_command(ctx, name)
             if command is not None and not command.hidden:
