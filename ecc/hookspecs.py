@@ -26,6 +26,9 @@ if TYPE_CHECKING:
     from ecc.config import AgentProfile, Config
     from ecc.types import (
         HarnessInfo,
+        HookDecision,
+        HookEvent,
+        HookResponse,
         IntegrationRequest,
         IntegrationResult,
         LaunchContext,
@@ -120,6 +123,27 @@ def ecc_install_integration(harness: str, request: IntegrationRequest) -> Integr
     """
 
 
+@hookspec(firstresult=True)
+def ecc_parse_hook_payload(harness: str, event: str, payload: Any) -> HookEvent | None:
+    """Normalise the payload a harness hook sent to ``ecc hook --harness NAME`` (stdin, JSON).
+
+    ``event`` is the event name given on the command line (``--event``), or ``""``. Return a
+    :class:`ecc.types.HookEvent` whose ``call`` is the tool call with ``kind`` set, or None if the
+    harness is not yours. Runs on every tool call with no config loaded: keep it fast, never raise
+    on odd payloads (return ``phase="other"``). Implementations live in a module importable on its
+    own (the hot path may load it without the adapter package).
+    """
+
+
+@hookspec(firstresult=True)
+def ecc_hook_response(harness: str, decision: HookDecision) -> HookResponse | None:
+    """Answer a hook in the harness's own protocol (exit code, stdout JSON, stderr).
+
+    A ``deny`` must stop the tool and show ``decision.reason`` to the agent; an ``ask`` uses the
+    harness's confirmation prompt where it has one. Return None if the harness is not yours.
+    """
+
+
 # -- risk scorers (group ecc.risk_scorers) --------------------------------------------------
 
 
@@ -129,6 +153,8 @@ def ecc_score_tool_call(call: ToolCall, config: Config) -> list[RiskContribution
 
     Return contributions, each a signed amount with a human reason; the core sums every scorer's
     contributions and clamps the total to 0..1. Runs on every tool call: keep it fast and pure.
+    On the ``ecc hook`` hot path ``config`` is a read-only view of the same shape (attribute
+    access such as ``config.risk.block`` works; model methods do not).
     """
 
 

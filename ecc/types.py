@@ -76,6 +76,9 @@ class ToolCall:
     harness: str = ""
     session_id: str | None = None
     cwd: str | None = None
+    # Canonical kind set by the adapter (shell, write, edit, read, search, fetch, other) so that
+    # scorers need not know every harness's tool names; "" when unknown.
+    kind: str = ""
 
     @property
     def input_text(self) -> str:
@@ -120,3 +123,44 @@ class IntegrationResult:
     changed_files: list[Path] = field(default_factory=list)
     diff: str = ""
     message: str = ""
+
+
+@dataclass
+class HookEvent:
+    """One invocation of a harness hook (``ecc hook``), normalised by the harness's adapter.
+
+    ``phase`` is ``pre_tool`` (the tool has not run: ecc may deny it), ``post_tool`` (it ran) or
+    ``other`` (session start/stop, prompts: recorded as nothing, always allowed).
+    """
+
+    harness: str
+    event: str  # the harness's own event name (PreToolUse, BeforeTool, tool.execute.before...)
+    phase: str = "other"
+    call: ToolCall | None = None
+    harness_session_id: str | None = None
+    tool_use_id: str | None = None
+    output: str | None = None  # post_tool: what the tool returned, as text
+
+
+@dataclass
+class HookDecision:
+    """What ecc decided about one hook event; adapters turn it into the harness's protocol.
+
+    ``decision`` is ``allow``, ``ask`` or ``deny``; ``action`` is the risk action
+    (``none``, ``review``, ``require_confirmation``, ``block``) it came from.
+    """
+
+    event: HookEvent
+    decision: str = "allow"
+    action: str = "none"
+    score: float = 0.0
+    reason: str = ""
+
+
+@dataclass
+class HookResponse:
+    """The answer to a harness hook: what ``ecc hook`` prints and its exit status."""
+
+    exit_code: int = 0
+    stdout: str = ""
+    stderr: str = ""
