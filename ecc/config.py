@@ -83,6 +83,8 @@ class RiskSettings(_Strict):
     """Thresholds on the 0..1 risk score and whether ecc acts on them through harness hooks."""
 
     enforce: bool = False
+    # What ``ecc hook`` answers when it fails internally: allow and log (False) or deny (True).
+    fail_closed: bool = False
     review: float = Field(default=0.35, ge=0, le=1)
     require_confirmation: float = Field(default=0.60, ge=0, le=1)
     block: float = Field(default=0.85, ge=0, le=1)
@@ -153,6 +155,11 @@ class Config(_Strict):
     cost_budget_usd: float = Field(default=0.0, ge=0)
     token_budget: int = Field(default=0, ge=0)
     budget_alert_thresholds: BudgetThresholds = Field(default_factory=BudgetThresholds)
+    # Per-session limits (0 = none; a profile's token_budget / max_budget_usd override them) and
+    # what happens at a limit: notify only, or stop the session(s) over it.
+    session_token_budget: int = Field(default=0, ge=0)
+    session_cost_budget_usd: float = Field(default=0.0, ge=0)
+    budget_action: Literal["notify", "stop"] = "notify"
 
     risk: RiskSettings = Field(default_factory=RiskSettings)
     notifications: NotificationSettings = Field(default_factory=NotificationSettings)
