@@ -1,0 +1,159 @@
+"""Session states, the one transition table, and the plain record read back from the store.
+
+Every state change in ecc goes through :func:`check_transition` (called by the store's
+``transition``), and every accepted change is written as an event with a reason. Nothing else may
+decide whether a move is legal.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from enum import StrEnum
+from typing import Any
+
+from ecc.errors import EccError
+
+
+class State(StrEnum):
+    QUEUED = "queued"  # waiting for a worktree/session slot
+    PENDING = "pending"  # created (or resumed); its runner has not started the harness yet
+    RUNNING = "running"  # the harness process has been spawned
+    STALE = "stale"  # the runner's heartbeat is overdue; it may still be alive
+    COMPLETED = "completed"  # the harness exited 0
+    FAILED = "failed"  # non-zero exit, signal, spawn error, or a runner that died
+    STOPPED = "stopped"  # stopped on request
+
+
+ACTIVE: frozenset[State] = frozenset({State.QUEUED, State.PENDING, State.RUNNING, State.STALE})
+TERMINAL: frozenset[State] = frozenset({State.COMPLETED, State.FAILED, State.STOPPED})
+
+# from -> allowed destinations. Terminal states leave only through an explicit resume
+# (failed/stopped -> pending); completed is final.
+TRANSITIONS: dict[State, frozenset[State]] = {
+    State.PENDING: frozenset({State.QUEUED, State.RUNNING, State.FAILED, State.STOPPED}),
+    State.QUEUED: frozenset({State.PENDING, State.RUNNING, State.FAILED, State.STOPPED}),
+    State.RUNNING: frozenset({State.COMPLETED, State.FAILED, State.STOPPED, State.STALE}),
+    State.STALE: frozenset({State.RUNNING, State.COMPLETED, State.FAILED, State.STOPPED}),
+    State.COMPLETED: frozenset(),
+    State.FAILED: frozenset({State.PENDING}),
+    State.STOPPED: frozenset({State.PENDING}),
+}
+
+
+class InvalidTransition(EccError):
+    """A state change the table does not allow (for example completed -> running)."""
+
+
+def parse_state(value: str) -> State:
+    try:
+        return State(value.strip().lower())
+    except ValueError:
+        known = ", ".join(s.value for s in State)
+        raise EccError(f"unknown session state {value!r} (known: {known})") from None
+
+
+def check_transition(src: State | str, dst: State | str) -> None:
+    """Raise :class:`InvalidTransition` unless ``src -> dst`` is in :data:`TRANSITIONS`."""
+    src, dst = State(src), State(dst)
+    if dst not in TRANSITIONS[src]:
+        raise InvalidTransition(f"invalid session transition {src.value} -> {dst.value}")
+
+
+def now_iso() -> str:
+    """UTC now as ISO-8601 with milliseconds and ``Z`` (the project's one time format)."""
+    return iso(datetime.now(UTC))
+
+
+def iso(moment: datetime) -> str:
+    return (
+        moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
+    )
+
+
+def iso_from_epoch(seconds: float) -> str:
+    return iso(datetime.fromtimestamp(seconds, UTC))
+
+
+def parse_iso(text: str | None) -> datetime | None:
+    if not text:
+        return None
+    return datetime.fromisoformat(text.replace("Z", "+00:00"))
+
+
+def age_seconds(text: str | None, now: datetime | None = None) -> float | None:
+    moment = parse_iso(text)
+    if moment is None:
+        return None
+    return ((now or datetime.now(UTC)) - moment).total_seconds()
+
+
+@dataclass
+class Session:
+    """One row of ``sessions`` as plain data (what ``ecc status --json`` prints)."""
+
+    id: str
+    task: str
+    harness: str
+    state: State
+    reason: str = ""
+    name: str = ""
+    profile_name: str | None = None
+    profile: dict[str, Any] | None = None
+    executor: str = "local"
+    project_dir: str = ""
+    repo_root: str | None = None
+    working_dir: str = ""
+    use_worktree: bool = False
+    worktree_path: str | None = None
+    worktree_branch: str | None = None
+    base_branch: str | None = None
+    base_commit: str | None = None
+    slot: bool = False
+    runner_pid: int | None = None
+    runner_host: str | None = None
+    runner_token: str | None = None  # process start time: guards against pid reuse
+    harness_pid: int | None = None
+    harness_pgid: int | None = None
+    harness_token: str | None = None
+    exit_code: int | None = None
+    exit_signal: int | None = None
+    stop_requested: bool = False
+    stop_grace: float | None = None
+    attempts: int = 0
+    run_kind: str = "start"
+    harness_session_id: str | None = None
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: float = 0.0
+    created_at: str = ""
+    updated_at: str = ""
+    started_at: str | None = None
+    ended_at: str | None = None
+    heartbeat_at: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def active(self) -> bool:
+        return self.state in ACTIVE
+
+    @property
+    def terminal(self) -> bool:
+        return self.state in TERMINAL
+
+    @classmethod
+    def from_row(cls, row: dict[str, Any]) -> Session:
+        data = dict(row)
+        data["state"] = State(data["state"])
+        for flag in ("use_worktree", "slot", "stop_requested"):
+            data[flag] = bool(data.get(flag))
+        profile_json = data.pop("profile_json", None)
+        data["profile"] = json.loads(profile_json) if profile_json else None
+        known = cls.__dataclass_fields__
+        return cls(**{k: v for k, v in data.items() if k in known})
+
+    def as_dict(self) -> dict[str, Any]:
+        out = {k: getattr(self, k) for k in self.__dataclass_fields__ if k != "extra"}
+        out["state"] = self.state.value
+        return out
