@@ -694,9 +694,7 @@ class Store:
             and self._one("SELECT id FROM sessions WHERE id = ?", (session_id,)) is None
         ):
             session_id = None
-        input_json = (
-            input if isinstance(input, str) else json.dumps(input, sort_keys=True, default=str)
-        )
+        input_json = json.dumps(input, sort_keys=True, default=str)  # a str stays a JSON string
         row = self._one(
             "INSERT INTO tool_calls (session_id, harness, tool, input_json, score, action, "
             "reasons_json, decision, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
