@@ -132,7 +132,7 @@ class RemoteSettings(_Strict):
 
 
 class Config(_Strict):
-    """The effective configuration. Field names follow the reference's ``ecc2.toml`` where one exists."""
+    """The effective configuration; names follow the reference's ``ecc2.toml`` where it has one."""
 
     default_harness: str | None = None
     default_profile: str | None = None
@@ -320,13 +320,20 @@ def merge_into(
     """Deep-merge ``overlay`` into ``target``: tables merge, everything else replaces."""
     for key, value in overlay.items():
         path = (*prefix, key)
-        if isinstance(value, dict) and isinstance(target.get(key), dict):
+        if isinstance(value, dict) and value:
+            if not isinstance(target.get(key), dict):
+                target[key] = {}
+                _forget(origins, path)
             merge_into(target[key], value, origin, origins, path)
         else:
             target[key] = _copy(value)
-            for known in [k for k in origins if k[: len(path)] == path]:
-                del origins[known]
+            _forget(origins, path)
             origins[path] = origin
+
+
+def _forget(origins: dict[tuple[str, ...], str], path: tuple[str, ...]) -> None:
+    for known in [k for k in origins if k[: len(path)] == path]:
+        del origins[known]
 
 
 def _copy(value: Any) -> Any:
@@ -338,8 +345,6 @@ def _copy(value: Any) -> Any:
 
 
 def _describe(layer: Layer) -> str:
-    if layer.name in {"user", "project", "ECC_CONFIG"}:
-        return f"{layer.name}:{layer.source}"
     return f"{layer.name}:{layer.source}"
 
 

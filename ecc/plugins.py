@@ -161,9 +161,7 @@ class PluginSet:
             )
             return
         unknown = [
-            caller.name
-            for caller in self.pm.get_hookcallers(plugin) or []
-            if not caller.has_spec()
+            caller.name for caller in self.pm.get_hookcallers(plugin) or [] if not caller.has_spec()
         ]
         if unknown:
             self.pm.unregister(plugin, name=name)

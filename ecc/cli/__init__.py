@@ -21,6 +21,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "config": ("ecc.cli.config_cmd", "config_group", "Show, get and set configuration."),
     "plugins": ("ecc.cli.plugins_cmd", "plugins_command", "List installed plugins."),
     "doctor": ("ecc.cli.doctor_cmd", "doctor_command", "Check the environment ecc runs in."),
+    "completion": ("ecc.cli.completion_cmd", "completion_command", "Print shell completion."),
     # memory vault
     "memory": ("ecc.cli.memory_cmd", "memory_group", "Recall, save and hand off portable memory."),
     # sessions
@@ -32,7 +33,11 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "stop": ("ecc.cli.sessions_cmd", "stop_command", "Stop a running session."),
     "resume": ("ecc.cli.sessions_cmd", "resume_command", "Resume a stopped or failed session."),
     "rm": ("ecc.cli.sessions_cmd", "rm_command", "Forget a finished session."),
-    "worktree": ("ecc.cli.worktree_cmd", "worktree_group", "Inspect, diff, merge, prune worktrees."),
+    "worktree": (
+        "ecc.cli.worktree_cmd",
+        "worktree_group",
+        "Inspect, diff, merge, prune worktrees.",
+    ),
     "daemon": ("ecc.cli.daemon_cmd", "daemon_command", "Recover crashed sessions, start queued."),
     "run-session": ("ecc.cli.runner_cmd", "run_session_command", ""),
     # observability

@@ -53,9 +53,7 @@ def get(key: str, as_json: bool) -> None:
     from ecc import config
 
     value = config.lookup(config.get_config(), key)
-    if as_json:
-        emit_json(value)
-    elif isinstance(value, dict | list):
+    if as_json or isinstance(value, dict | list):
         emit_json(value)
     elif isinstance(value, bool):
         say("true" if value else "false")

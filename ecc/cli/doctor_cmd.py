@@ -88,5 +88,3 @@ def doctor_command(as_json: bool) -> None:
             say(f"{'ok  ' if check.ok else 'FAIL'} {check.name}: {check.detail}")
     if not all(c.ok for c in checks):
         raise SystemExit(1)
-
-

@@ -1,0 +1,20 @@
+"""The console-script entry point, kept apart from ``ecc.cli`` so ``--version`` imports nothing.
+
+Agents' hooks call ``ecc`` on every tool call; a bare ``ecc --version`` is also how wrappers
+probe for it. Both paths must cost little more than the interpreter's own start-up.
+"""
+
+from __future__ import annotations
+
+import sys
+
+
+def main() -> None:
+    if sys.argv[1:] == ["--version"]:
+        from ecc import __version__
+
+        sys.stdout.write(f"ecc {__version__}\n")
+        return
+    from ecc.cli import main as cli_main
+
+    cli_main()

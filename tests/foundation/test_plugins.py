@@ -1,0 +1,178 @@
+"""Plugin discovery: installed plugins are listed, broken ones warn instead of crashing."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ecc import plugins
+from ecc.hookspecs import hookimpl
+from ecc.types import HarnessInfo, LaunchContext
+from tests.conftest import REPO, run_ecc
+
+FIRST_PARTY_ADAPTERS = {"claude", "codex", "opencode", "gemini"}
+
+
+def plugin_rows(result: subprocess.CompletedProcess[str]) -> dict[str, dict]:
+    assert result.returncode == 0, result.stderr
+    return {row["name"]: row for row in json.loads(result.stdout)}
+
+
+def test_lists_first_party_adapters_and_builtins():
+    rows = plugin_rows(run_ecc("plugins", "--json"))
+    for name in FIRST_PARTY_ADAPTERS:
+        assert rows[name]["group"] == "ecc.adapters"
+        assert rows[name]["distribution"] == f"ecc-adapter-{name}"
+        assert rows[name]["loaded"] is True and rows[name]["error"] is None
+        assert "ecc_build_command" in rows[name]["hooks"]
+    assert rows["shell"]["distribution"] == "ecc"
+    assert rows["log"]["group"] == "ecc.notifiers"
+
+
+def test_empty_ecc_plugins_loads_none():
+    result = run_ecc("plugins", "--json", env={"ECC_PLUGINS": ""})
+    assert json.loads(result.stdout) == []
+    only = plugin_rows(run_ecc("plugins", "--json", env={"ECC_PLUGINS": "shell,codex"}))
+    assert set(only) == {"shell", "codex"}
+
+
+def test_notifiers_not_selected_in_config_are_listed_disabled(tmp_path: Path):
+    cfg = tmp_path / "c.toml"
+    cfg.write_text("[notifications]\nnotifiers = []\n")
+    rows = plugin_rows(run_ecc("plugins", "--json", env={"ECC_CONFIG": str(cfg)}))
+    assert rows["log"]["enabled"] is False and rows["log"]["loaded"] is False
+    assert rows["log"]["hooks"] == ["ecc_notify"]
+
+
+def make_distribution(site: Path, name: str, modules: dict[str, str], entry_points: str) -> None:
+    """Lay out a distribution the way pip installs one: modules plus a .dist-info folder."""
+    for module, source in modules.items():
+        (site / f"{module}.py").write_text(source)
+    info = site / f"{name.replace('-', '_')}-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text(entry_points)
+
+
+BROKEN_MODULES = {
+    "ecc_test_badimport": "import module_that_does_not_exist  # noqa\n",
+    "ecc_test_badsig": (
+        "from ecc.hookspecs import hookimpl\n\n"
+        "@hookimpl\ndef ecc_build_command(harness, launch, surprise):\n    return None\n"
+    ),
+    "ecc_test_typo": (
+        "from ecc.hookspecs import hookimpl\n\n"
+        "@hookimpl\ndef ecc_buidl_command(harness, launch):\n    return None\n"
+    ),
+}
+BROKEN_ENTRY_POINTS = (
+    "[ecc.adapters]\n"
+    "badimport = ecc_test_badimport\n"
+    "badsig = ecc_test_badsig\n"
+    "typo = ecc_test_typo\n"
+)
+
+
+def test_broken_plugins_warn_and_ecc_keeps_working(tmp_path: Path):
+    site = tmp_path / "site"
+    site.mkdir()
+    make_distribution(site, "ecc-test-broken", BROKEN_MODULES, BROKEN_ENTRY_POINTS)
+    env = {"PYTHONPATH": os.pathsep.join([str(site), os.environ.get("PYTHONPATH", "")])}
+    result = run_ecc("plugins", "--json", env=env)
+    rows = plugin_rows(result)
+    assert "ModuleNotFoundError" in rows["badimport"]["error"]
+    assert "surprise" in rows["badsig"]["error"]
+    assert "ecc_buidl_command" in rows["typo"]["error"]
+    for name in ("badimport", "badsig", "typo"):
+        assert rows[name]["loaded"] is False
+        assert rows[name]["distribution"] == "ecc-test-broken"
+    assert "Warning: plugin 'badimport' (ecc.adapters:badimport = ecc_test_badimport)" in (
+        result.stderr
+    )
+    assert "Warning: plugin 'badsig' (ecc.adapters:badsig = ecc_test_badsig)" in result.stderr
+    assert "Warning: plugin 'typo'" in result.stderr
+    assert rows["claude"]["loaded"] is True  # the healthy ones still work
+    doctor = run_ecc("doctor", env=env)
+    assert doctor.returncode == 1
+    assert "FAIL plugins" in doctor.stdout and "badsig" in doctor.stdout
+
+
+class AcmeAdapter:
+    """A plugin class registered directly, the way plugin tests in llm and datasette do it."""
+
+    @hookimpl
+    def ecc_harnesses(self):
+        return HarnessInfo(name="acme", program="acme", aliases=("acme-cli",))
+
+    @hookimpl
+    def ecc_build_command(self, harness: str, launch: LaunchContext):
+        return ["acme", "--", launch.task] if harness == "acme" else None
+
+
+@pytest.fixture
+def acme_plugin():
+    plugin_set = plugins.PluginSet(None)
+    plugin_set.pm.register(AcmeAdapter(), name="test:acme")
+    plugins.use(plugin_set)
+    yield plugin_set
+    plugins.reset()
+
+
+def test_registered_plugin_class_answers_hooks(acme_plugin, tmp_path: Path):
+    from ecc import harnesses
+    from ecc.config import Config
+
+    assert harnesses.canonical_name("ACME-cli") == "acme"
+    launch = LaunchContext("s1", "-rf task", tmp_path, tmp_path, Config())
+    argv = acme_plugin.hook.ecc_build_command(harness="acme", launch=launch)
+    assert argv == ["acme", "--", "-rf task"]
+    shell = acme_plugin.hook.ecc_build_command(harness="shell", launch=launch)
+    assert shell == ["/bin/sh", "-c", "-rf task"]
+
+
+def test_unknown_harness_lists_the_known_ones():
+    from ecc import harnesses
+    from ecc.errors import EccError
+
+    with pytest.raises(EccError, match=r"unknown harness 'nope' \(known: .*claude.*shell"):
+        harnesses.canonical_name("nope")
+
+
+@pytest.mark.slow
+def test_third_party_cursor_adapter_installs_with_pip(tmp_path: Path):
+    target = tmp_path / "site"
+    install = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--no-deps",
+            "--target",
+            str(target),
+            str(REPO / "examples" / "ecc-adapter-cursor"),
+        ],
+        capture_output=True,
+        text=True,
+    )
+    assert install.returncode == 0, install.stderr
+    env = {"PYTHONPATH": os.pathsep.join([str(target), os.environ.get("PYTHONPATH", "")])}
+    before = plugin_rows(run_ecc("plugins", "--json"))
+    assert "cursor" not in before
+    rows = plugin_rows(run_ecc("plugins", "--json", env=env))
+    assert rows["cursor"]["distribution"] == "ecc-adapter-cursor"
+    assert rows["cursor"]["loaded"] is True
+    probe = (
+        "from ecc import harnesses; from ecc.plugins import get_plugin_manager;"
+        "info = harnesses.resolve('cursor'); print(info.name, info.program)"
+    )
+    resolved = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, env={**os.environ, **env}
+    )
+    assert resolved.stdout.strip() == "cursor cursor-agent", resolved.stderr
