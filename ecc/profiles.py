@@ -6,8 +6,9 @@ fixed order, so every adapter describes unsupported settings to the agent the sa
 
 from __future__ import annotations
 
+import json
 from collections.abc import Collection
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from ecc.config import AgentProfile
@@ -63,3 +64,50 @@ def render_task(task: str, profile: AgentProfile | None, supported: Collection[s
         return task
     sections.append("Task:\n" + task)
     return "\n\n".join(sections)
+
+
+# -- helpers adapters share to build argv safely ---------------------------------------------
+
+
+def opt(flag: str, value: object) -> str:
+    """``--flag=value`` as one argv element: a value starting with ``-`` cannot become a flag."""
+    return f"{flag}={value}"
+
+
+def refuse_if_any(harness: str, translation: object) -> None:
+    """Raise :class:`ecc.errors.EccError` naming every profile field ``harness`` refused."""
+    from ecc.errors import EccError
+
+    refused = getattr(translation, "refused", None) or {}
+    if refused:
+        reasons = "; ".join(f"{name}: {why}" for name, why in refused.items())
+        raise EccError(f"profile cannot run on {harness}: {reasons}")
+
+
+def parse_json_line(line: str) -> dict[str, Any] | None:
+    """The JSON object on one output line, or None for anything else (never raises)."""
+    text = line.strip()
+    if not text.startswith("{"):
+        return None
+    try:
+        value = json.loads(text)
+    except (ValueError, RecursionError):
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def as_int(value: object) -> int:
+    """A token count from untrusted JSON: ints as is, anything else 0."""
+    if isinstance(value, bool):
+        return 0
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return 0
+
+
+def as_cost(value: object) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return float(value)

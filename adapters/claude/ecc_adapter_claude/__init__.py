@@ -1,16 +1,28 @@
-"""ecc adapter for Claude Code: ``claude --print`` runs, profiles as real flags, ``--resume``."""
+"""ecc adapter for Claude Code: ``claude --print`` runs, every profile field a real flag.
+
+Command: ``claude --print --verbose --output-format=stream-json --name=ecc-ID [profile flags]
+-- TASK``. Every flag value is one ``--flag=value`` argv element and the task follows ``--``, so
+neither a task nor a profile value starting with ``-`` can be read as a flag. Resume adds
+``--resume=HARNESS_SESSION_ID`` (the ``session_id`` of the stream's ``system/init`` line).
+``token_budget`` has no flag: ecc enforces it from the parsed usage.
+"""
 
 from __future__ import annotations
 
+import json
+import os
 from pathlib import Path
 
 from ecc.config import AgentProfile
 from ecc.hookspecs import hookimpl
-from ecc.profiles import format_number
-from ecc.types import HarnessInfo, LaunchContext, ProfileTranslation
+from ecc.profiles import format_number, opt, refuse_if_any
+from ecc.types import HarnessInfo, LaunchContext, OutputEvent, ProfileTranslation
+from ecc_adapter_claude.output import parse_line
 
 NAME = "claude"
+PROGRAM = "claude"
 MARKERS = (".claude", "CLAUDE.md")
+PERMISSION_MODES = ("acceptEdits", "auto", "bypassPermissions", "default", "dontAsk", "plan")
 PROFILE_FIELDS = frozenset(
     {
         "model",
@@ -22,16 +34,17 @@ PROFILE_FIELDS = frozenset(
         "append_system_prompt",
     }
 )
+PACKAGE_MANAGERS = ("npm", "pnpm", "yarn", "bun")
 
 
 @hookimpl
 def ecc_harnesses() -> HarnessInfo:
     return HarnessInfo(
         name=NAME,
-        program="claude",
-        description="Claude Code CLI in print mode",
+        program=PROGRAM,
+        description="Claude Code CLI in print mode (stream-json output)",
         aliases=("claude-code",),
-        capabilities=frozenset({"direct", "resume"}),
+        capabilities=frozenset({"direct", "structured_output", "resume"}),
         profile_fields=PROFILE_FIELDS,
     )
 
@@ -41,32 +54,42 @@ def ecc_translate_profile(harness: str, profile: AgentProfile) -> ProfileTransla
     if harness != NAME:
         return None
     args: list[str] = []
+    refused: dict[str, str] = {}
     if profile.model:
-        args += ["--model", profile.model]
+        args.append(opt("--model", profile.model))
     if profile.allowed_tools:
-        args += ["--allowed-tools", ",".join(profile.allowed_tools)]
+        args.append(opt("--allowed-tools", ",".join(profile.allowed_tools)))
     if profile.disallowed_tools:
-        args += ["--disallowed-tools", ",".join(profile.disallowed_tools)]
+        args.append(opt("--disallowed-tools", ",".join(profile.disallowed_tools)))
     if profile.permission_mode:
-        args += ["--permission-mode", profile.permission_mode]
+        if profile.permission_mode in PERMISSION_MODES:
+            args.append(opt("--permission-mode", profile.permission_mode))
+        else:
+            refused["permission_mode"] = (
+                f"unknown mode {profile.permission_mode!r} (claude accepts "
+                + ", ".join(PERMISSION_MODES)
+                + ")"
+            )
     for directory in profile.add_dirs:
-        args += ["--add-dir", directory]
+        args.append(opt("--add-dir", directory))
     if profile.max_budget_usd is not None:
-        args += ["--max-budget-usd", format_number(profile.max_budget_usd)]
+        args.append(opt("--max-budget-usd", format_number(profile.max_budget_usd)))
     if profile.append_system_prompt:
-        args += ["--append-system-prompt", profile.append_system_prompt]
-    return ProfileTranslation(args=args)
+        args.append(opt("--append-system-prompt", profile.append_system_prompt))
+    return ProfileTranslation(args=args, refused=refused)
 
 
 def _argv(launch: LaunchContext, resume_id: str | None) -> list[str]:
-    argv = ["claude", "--print", "--name", launch.session_name]
+    argv = [PROGRAM, "--print", "--verbose", "--output-format=stream-json"]
+    argv.append(opt("--name", launch.session_name))
     if resume_id:
-        argv += ["--resume", resume_id]
+        argv.append(opt("--resume", resume_id))
     if launch.profile is not None:
         translation = ecc_translate_profile(NAME, launch.profile)
         assert translation is not None
+        refuse_if_any(NAME, translation)
         argv += translation.args
-    return [*argv, launch.task]
+    return [*argv, "--", launch.task]
 
 
 @hookimpl
@@ -78,21 +101,71 @@ def ecc_build_command(harness: str, launch: LaunchContext) -> list[str] | None:
 def ecc_resume_command(
     harness: str, launch: LaunchContext, harness_session_id: str | None
 ) -> list[str] | None:
+    # Without a captured session id there is nothing to continue: the task runs again.
     return _argv(launch, harness_session_id) if harness == NAME else None
+
+
+def _package_manager_from(path: Path, key: str) -> str | None:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    value = data.get(key) if isinstance(data, dict) else None
+    if isinstance(value, str):
+        name = value.split("@", 1)[0].strip()
+        if name in PACKAGE_MANAGERS:
+            return name
+    return None
+
+
+def detect_package_manager(working_dir: Path, home: Path | None = None) -> str:
+    """The project's package manager, in the reference's order of evidence; ``npm`` by default."""
+    from_env = os.environ.get("CLAUDE_PACKAGE_MANAGER", "").split("@", 1)[0].strip()
+    if from_env in PACKAGE_MANAGERS:
+        return from_env
+    for path, key in (
+        (working_dir / ".claude" / "package-manager.json", "packageManager"),
+        (working_dir / "package.json", "packageManager"),
+    ):
+        found = _package_manager_from(path, key)
+        if found:
+            return found
+    for lockfile, name in (
+        ("pnpm-lock.yaml", "pnpm"),
+        ("bun.lockb", "bun"),
+        ("yarn.lock", "yarn"),
+        ("package-lock.json", "npm"),
+    ):
+        if (working_dir / lockfile).exists():
+            return name
+    home = home if home is not None else Path.home()
+    return _package_manager_from(home / ".claude" / "package-manager.json", "packageManager") or (
+        "npm"
+    )
 
 
 @hookimpl
 def ecc_session_env(harness: str, launch: LaunchContext) -> dict[str, str] | None:
     if harness != NAME:
         return None
+    manager = detect_package_manager(Path(launch.working_dir))
     env = {
         "CLAUDE_SESSION_ID": launch.session_id,
         "CLAUDE_PROJECT_DIR": str(launch.working_dir),
         "CLAUDE_CODE_ENTRYPOINT": "cli",
+        "CLAUDE_PACKAGE_MANAGER": manager,
+        "CLAUDE_CODE_PACKAGE_MANAGER": manager,
     }
     if launch.profile is not None and launch.profile.model:
         env["CLAUDE_MODEL"] = launch.profile.model
     return env
+
+
+@hookimpl
+def ecc_parse_output_line(harness: str, line: str, stream: str) -> list[OutputEvent] | None:
+    if harness != NAME:
+        return None
+    return parse_line(line) if stream == "stdout" else []
 
 
 @hookimpl
