@@ -1,0 +1,160 @@
+"""``ecc run`` and ``ecc start``: create a session, start it, and (``run``) follow its output."""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import click
+
+from ecc.cli.output import emit_json, json_option, say
+
+
+def _options(func: Any) -> Any:
+    for option in reversed(
+        [
+            click.option(
+                "--harness",
+                "harness",
+                metavar="NAME",
+                help="Harness (default: config default_harness, else detected in the project).",
+            ),
+            click.option("--profile", metavar="NAME", help="Agent profile from [agent_profiles]."),
+            click.option(
+                "--worktree/--no-worktree",
+                "use_worktree",
+                default=None,
+                help="Run in a fresh git worktree (default: auto_create_worktrees).",
+            ),
+            click.option("--name", default="", help="A label for the session."),
+            click.option(
+                "--cwd",
+                type=click.Path(file_okay=False, path_type=Path),
+                help="Project directory (default: the current directory).",
+            ),
+            json_option,
+        ]
+    ):
+        func = option(func)
+    return func
+
+
+def _create_and_submit(
+    task: str,
+    harness: str | None,
+    profile: str | None,
+    use_worktree: bool | None,
+    name: str,
+    cwd: Path | None,
+) -> Any:
+    from ecc.config import get_config
+    from ecc.sessions import manager
+    from ecc.sessions.store import open_store
+
+    config = get_config()
+    store = open_store(config=config)
+    request = manager.Request(
+        task=task, harness=harness, profile=profile, use_worktree=use_worktree, name=name, cwd=cwd
+    )
+    session = manager.create(store, request, config)
+    manager.submit(store, session)
+    return store, session, config
+
+
+@click.command("run")
+@_options
+@click.option("-d", "--detach", is_flag=True, help="Return at once; the session keeps running.")
+@click.argument("task")
+def run_command(
+    task: str,
+    harness: str | None,
+    profile: str | None,
+    use_worktree: bool | None,
+    name: str,
+    cwd: Path | None,
+    as_json: bool,
+    detach: bool,
+) -> None:
+    """Run an agent on TASK as a managed session and follow its output.
+
+    Ctrl-C detaches (the session keeps running; exit status 130). Otherwise the exit status is
+    the session's: 0 when completed, the harness's exit code when it failed.
+    """
+    store, session, _ = _create_and_submit(task, harness, profile, use_worktree, name, cwd)
+    if detach:
+        _print_started(session, as_json)
+        return
+    if not as_json:
+        say(f"Session {session.id} started ({session.harness}); Ctrl-C detaches.", err=True)
+    try:
+        final = follow(store, session.id, quiet=as_json)
+    except KeyboardInterrupt:
+        say(
+            f"\nDetached from session {session.id}; it keeps running (ecc logs -f {session.id}).",
+            err=True,
+        )
+        sys.exit(130)
+    from ecc.sessions.manager import exit_status
+
+    if as_json:
+        emit_json(final.as_dict())
+    else:
+        say(f"Session {final.id} {final.state.value}: {final.reason}", err=True)
+    sys.exit(exit_status(final))
+
+
+@click.command("start")
+@_options
+@click.argument("task")
+def start_command(
+    task: str,
+    harness: str | None,
+    profile: str | None,
+    use_worktree: bool | None,
+    name: str,
+    cwd: Path | None,
+    as_json: bool,
+) -> None:
+    """Start a session on TASK and return at once (the same as ecc run -d)."""
+    _, session, _ = _create_and_submit(task, harness, profile, use_worktree, name, cwd)
+    _print_started(session, as_json)
+
+
+def _print_started(session: Any, as_json: bool) -> None:
+    if as_json:
+        emit_json(session.as_dict())
+    else:
+        say(f"Session started: {session.id}")
+
+
+def follow(
+    store: Any,
+    session_id: str,
+    *,
+    quiet: bool = False,
+    after_seq: int = 0,
+    stream: str | None = None,
+    poll: float = 0.1,
+) -> Any:
+    """Print new output lines until the session is finished and every line is shown."""
+    from ecc.sessions.models import TERMINAL
+
+    while True:
+        current = store.get_session(session_id)
+        rows = store.read_output(session_id, after_seq=after_seq, stream=stream, limit=5000)
+        for row in rows:
+            after_seq = row["seq"]
+            if not quiet:
+                say(row["line"], err=row["stream"] == "stderr")
+        if rows:
+            continue
+        if current is None or current.state in TERMINAL:
+            # one last read: lines written just before the final state
+            rows = store.read_output(session_id, after_seq=after_seq, stream=stream)
+            for row in rows:
+                if not quiet:
+                    say(row["line"], err=row["stream"] == "stderr")
+            return current
+        time.sleep(poll)

@@ -1,0 +1,263 @@
+"""``ecc sessions|status|logs|stop|resume|rm``: inspect and control sessions."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from ecc.cli.output import emit_json, json_option, say
+
+
+def _open() -> tuple[Any, Any]:
+    from ecc.config import get_config
+    from ecc.sessions.store import open_store
+
+    config = get_config()
+    return open_store(config=config), config
+
+
+def _age(text: str | None) -> str:
+    from ecc.sessions.models import age_seconds
+
+    seconds = age_seconds(text)
+    if seconds is None:
+        return "-"
+    if seconds < 120:
+        return f"{seconds:.0f}s ago"
+    if seconds < 7200:
+        return f"{seconds / 60:.0f}m ago"
+    return f"{seconds / 3600:.1f}h ago"
+
+
+@click.command("sessions")
+@click.option("--all", "show_all", is_flag=True, help="Include finished sessions.")
+@click.option(
+    "--state", "states", multiple=True, metavar="STATE", help="Only sessions in STATE (repeatable)."
+)
+@json_option
+def sessions_command(show_all: bool, states: tuple[str, ...], as_json: bool) -> None:
+    """List sessions, newest first (active ones unless --all or --state)."""
+    from ecc.sessions.models import ACTIVE, parse_state
+
+    store, _ = _open()
+    if states:
+        wanted = [parse_state(s) for s in states]
+    elif show_all:
+        wanted = None
+    else:
+        wanted = sorted(ACTIVE)
+    rows = store.list_sessions(wanted)
+    if as_json:
+        emit_json([s.as_dict() for s in rows])
+        return
+    if not rows:
+        say("No sessions." if show_all or states else "No active sessions (--all shows finished).")
+        return
+    for s in rows:
+        label = f" {s.name}" if s.name else ""
+        say(
+            f"{s.id}  {s.state.value:<9} {s.harness:<8} {_age(s.created_at):>9}{label}  "
+            f"{s.task.splitlines()[0][:60]}"
+        )
+
+
+@click.command("status")
+@click.argument("session_ref", metavar="[ID|latest]", default="latest")
+@json_option
+def status_command(session_ref: str, as_json: bool) -> None:
+    """Show one session in detail (default: the latest)."""
+    from ecc.sessions.manager import find
+
+    store, _ = _open()
+    session = find(store, session_ref)
+    events = store.list_events(session.id)
+    lines = store.count_output(session.id)
+    if as_json:
+        emit_json({**session.as_dict(), "output_lines": lines, "events": events})
+        return
+    fields = [
+        ("Session", session.id + (f" ({session.name})" if session.name else "")),
+        (
+            "State",
+            f"{session.state.value} - {session.reason}" if session.reason else session.state.value,
+        ),
+        ("Task", session.task),
+        ("Harness", session.harness),
+        ("Profile", session.profile_name or "-"),
+        ("Directory", session.working_dir),
+        (
+            "Worktree",
+            f"{session.worktree_path} ({session.worktree_branch})"
+            if session.worktree_path
+            else ("pending" if session.use_worktree else "none"),
+        ),
+        (
+            "Base",
+            f"{session.base_branch or 'detached'} @ {(session.base_commit or '')[:12]}"
+            if session.use_worktree
+            else "-",
+        ),
+        (
+            "Runner",
+            f"pid {session.runner_pid} on {session.runner_host}" if session.runner_pid else "-",
+        ),
+        ("Harness pid", str(session.harness_pid) if session.harness_pid else "-"),
+        ("Exit", _exit_text(session)),
+        ("Output", f"{lines} line(s)"),
+        ("Tokens", f"{session.input_tokens} in, {session.output_tokens} out"),
+        ("Cost", f"${session.cost_usd:.4f}"),
+        ("Heartbeat", _age(session.heartbeat_at)),
+        ("Created", session.created_at),
+        ("Started", session.started_at or "-"),
+        ("Ended", session.ended_at or "-"),
+    ]
+    for key, value in fields:
+        say(f"{key + ':':<13}{value}")
+    say("Events:")
+    for event in events[-10:]:
+        move = (
+            f"{event['from_state'] or '-'} -> {event['to_state']}"
+            if event["to_state"]
+            else event["kind"]
+        )
+        say(f"  {event['created_at']}  {move}: {event['reason']}")
+
+
+def _exit_text(session: Any) -> str:
+    from ecc.sessions.procs import signal_name
+
+    if session.exit_signal:
+        return f"killed by {signal_name(session.exit_signal)}"
+    if session.exit_code is not None:
+        return f"code {session.exit_code}"
+    return "-"
+
+
+@click.command("logs")
+@click.argument("session_ref", metavar="ID")
+@click.option(
+    "-f", "--follow", "follow_", is_flag=True, help="Keep printing new lines until it ends."
+)
+@click.option("--tail", type=click.IntRange(min=0), help="Only the last N lines.")
+@click.option("--stream", type=click.Choice(["stdout", "stderr"]), help="Only one stream.")
+@json_option
+def logs_command(
+    session_ref: str, follow_: bool, tail: int | None, stream: str | None, as_json: bool
+) -> None:
+    """Show a session's captured output (stderr lines go to stderr)."""
+    from ecc.cli.run_cmd import follow
+    from ecc.sessions.manager import find
+
+    store, _ = _open()
+    session = find(store, session_ref)
+    if tail is not None:
+        rows = store.tail_output(session.id, tail, stream) if tail else []
+    else:
+        rows = store.read_output(session.id, stream=stream)
+    if as_json and not follow_:
+        emit_json([{"session_id": session.id, **row} for row in rows])
+        return
+    last = 0
+    for row in rows:
+        last = row["seq"]
+        _print_row(row, as_json, session.id)
+    if follow_:
+        if tail == 0:
+            last = store.max_seq(session.id)
+        try:
+            _follow(store, session.id, last, stream, as_json, follow)
+        except KeyboardInterrupt:
+            pass
+
+
+def _print_row(row: dict[str, Any], as_json: bool, session_id: str) -> None:
+    if as_json:
+        import json
+
+        click.echo(json.dumps({"session_id": session_id, **row}, ensure_ascii=False))
+    else:
+        say(row["line"], err=row["stream"] == "stderr")
+
+
+def _follow(
+    store: Any, session_id: str, last: int, stream: str | None, as_json: bool, follow: Any
+) -> None:
+    if not as_json:
+        follow(store, session_id, after_seq=last, stream=stream)
+        return
+    import time
+
+    from ecc.sessions.models import TERMINAL
+
+    while True:
+        current = store.get_session(session_id)
+        rows = store.read_output(session_id, after_seq=last, stream=stream, limit=5000)
+        for row in rows:
+            last = row["seq"]
+            _print_row(row, True, session_id)
+        if not rows and (current is None or current.state in TERMINAL):
+            return
+        if not rows:
+            time.sleep(0.1)
+
+
+@click.command("stop")
+@click.argument("session_ref", metavar="ID")
+@click.option(
+    "--grace",
+    type=click.FloatRange(min=0),
+    metavar="SECONDS",
+    help="Seconds between SIGTERM and SIGKILL (default: stop_grace_secs).",
+)
+@json_option
+def stop_command(session_ref: str, grace: float | None, as_json: bool) -> None:
+    """Stop a session: SIGTERM its process group, SIGKILL after the grace period.
+
+    The worktree and its branch are kept: no work is lost.
+    """
+    from ecc.sessions import manager
+
+    store, config = _open()
+    session = manager.find(store, session_ref)
+    final = manager.stop(store, session, config, grace)
+    if as_json:
+        emit_json(final.as_dict())
+    else:
+        say(f"Session {final.id} {final.state.value}: {final.reason}")
+
+
+@click.command("resume")
+@click.argument("session_ref", metavar="ID")
+@json_option
+def resume_command(session_ref: str, as_json: bool) -> None:
+    """Resume a failed or stopped session in the same worktree."""
+    from ecc.sessions import manager
+
+    store, config = _open()
+    session = manager.resume(store, manager.find(store, session_ref), config)
+    if as_json:
+        emit_json(session.as_dict())
+    else:
+        say(f"Session resumed: {session.id}")
+
+
+@click.command("rm")
+@click.argument("session_ref", metavar="ID")
+@json_option
+def rm_command(session_ref: str, as_json: bool) -> None:
+    """Forget a finished session (refuses a live one).
+
+    A clean worktree is removed; its branch is deleted only when merged into the base.
+    """
+    from ecc.sessions import manager
+
+    store, config = _open()
+    result = manager.remove(store, manager.find(store, session_ref), config)
+    if as_json:
+        emit_json(result)
+        return
+    say(f"Session removed: {result['id']}")
+    worktree = result.get("worktree")
+    if worktree and worktree.get("kept_reason"):
+        say(f"Kept: {worktree['kept_reason']}")

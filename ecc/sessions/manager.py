@@ -1,0 +1,287 @@
+"""Session operations the CLI, the daemon and (later) the remote API share.
+
+create -> submit (through the executor) -> stop / resume / remove, plus id generation and lookup
+by id, prefix or ``latest``. Every state change goes through ``Store.transition``.
+"""
+
+from __future__ import annotations
+
+import secrets
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ecc.errors import EccError
+from ecc.sessions import procs
+from ecc.sessions.executor import get_executor
+from ecc.sessions.models import ACTIVE, TERMINAL, Session, State
+from ecc.sessions.store import IdCollision, Store
+
+if TYPE_CHECKING:
+    from ecc.config import Config
+
+ID_BYTES = 6  # 12 hex digits; any unique prefix of 4+ digits addresses a session
+MIN_PREFIX = 4
+
+
+def new_id() -> str:
+    return secrets.token_hex(ID_BYTES)
+
+
+def find(store: Store, ref: str) -> Session:
+    """The session ``ref`` names: an id, a unique prefix (4+ characters), or ``latest``."""
+    ref = ref.strip()
+    if not ref:
+        raise EccError("a session id is required")
+    if ref == "latest":
+        latest = store.latest_session()
+        if latest is None:
+            raise EccError("there are no sessions yet")
+        return latest
+    exact = store.get_session(ref)
+    if exact is not None:
+        return exact
+    if len(ref) < MIN_PREFIX:
+        raise EccError(f"session id prefix {ref!r} is too short (at least {MIN_PREFIX} characters)")
+    matches = store.ids_with_prefix(ref)
+    if not matches:
+        raise EccError(f"no session matches {ref!r}")
+    if len(matches) > 1:
+        listed = "; ".join(f"{m['id']} [{m['state']}] {m['task'][:40]}" for m in matches[:10])
+        raise EccError(f"session id {ref!r} is ambiguous: {listed}")
+    found = store.get_session(matches[0]["id"])
+    assert found is not None
+    return found
+
+
+@dataclass
+class Request:
+    """What ``ecc run`` asks for (also what a remote request or a schedule would carry)."""
+
+    task: str
+    harness: str | None = None
+    profile: str | None = None
+    use_worktree: bool | None = None
+    name: str = ""
+    cwd: Path | None = None
+    executor: str | None = None
+
+
+def create(store: Store, request: Request, config: Config) -> Session:
+    """Validate ``request`` and insert a pending session; nothing is started yet."""
+    from ecc import harnesses
+
+    task = request.task.strip()
+    if not task:
+        raise EccError("the task must not be empty")
+    cwd = (request.cwd or Path.cwd()).expanduser()
+    if not cwd.is_dir():
+        raise EccError(f"directory {cwd} does not exist")
+    cwd = cwd.resolve()
+    profile_name = request.profile or config.default_profile
+    profile = config.profile(profile_name) if profile_name else None
+    wanted = request.harness or (profile.harness if profile else None) or config.default_harness
+    if not wanted:
+        detected = harnesses.detect(cwd, config)
+        if not detected:
+            raise EccError(
+                "no harness given and none detected in this project: pass --harness NAME "
+                "or set default_harness"
+            )
+        wanted = detected[0]
+    harness = harnesses.canonical_name(wanted, config)
+    use_worktree = (
+        config.auto_create_worktrees if request.use_worktree is None else request.use_worktree
+    )
+    fields: dict[str, Any] = {
+        "name": request.name.strip(),
+        "profile_name": profile_name,
+        "profile_json": profile.model_dump_json(exclude_none=True) if profile else None,
+        "executor": request.executor or "local",
+        "project_dir": str(cwd),
+        "working_dir": str(cwd),
+        "use_worktree": int(use_worktree),
+    }
+    if use_worktree:
+        from ecc import worktrees
+
+        repo = worktrees.repo_info(cwd)
+        fields.update(
+            repo_root=str(repo.root), base_commit=repo.head_commit, base_branch=repo.head_branch
+        )
+    get_executor(fields["executor"])  # refuse an unknown executor before writing anything
+    for _ in range(5):
+        try:
+            return store.insert_session(
+                new_id(),
+                task=task,
+                harness=harness,
+                state=State.PENDING,
+                reason="created",
+                **fields,
+            )
+        except IdCollision:
+            continue
+    raise EccError("could not allocate a unique session id")
+
+
+def submit(store: Store, session: Session) -> None:
+    """Hand the session to its executor; a failure to start is recorded, never left pending."""
+    try:
+        get_executor(session.executor).submit(session)
+    except EccError as exc:
+        store.transition(session.id, State.FAILED, str(exc))
+        raise
+
+
+def dispatch_queued(store: Store, config: Config) -> list[str]:
+    """Give free slots to queued sessions, oldest first; returns the ids started."""
+    started = []
+    wt, total = config.max_parallel_worktrees, config.max_parallel_sessions
+    for session in store.queued_sessions():
+        if session.stop_requested:
+            continue
+        if not (session.slot or store.claim_slot(session.id, wt, total)):
+            continue
+        if session.runner_pid is not None and procs.alive(session.runner_pid, session.runner_token):
+            continue  # its runner is still deciding; it will find the slot taken for it
+        submit(store, session)
+        started.append(session.id)
+    return started
+
+
+def exit_status(session: Session) -> int:
+    """The exit code ``ecc run`` reports for a finished session."""
+    if session.state == State.COMPLETED:
+        return 0
+    if session.exit_code:
+        return session.exit_code
+    if session.exit_signal:
+        return 128 + session.exit_signal
+    return 1
+
+
+def stop(
+    store: Store,
+    session: Session,
+    config: Config,
+    grace: float | None = None,
+    wait: float | None = None,
+) -> Session:
+    """Stop a session: the store flag, a nudge to its runner, and (if the runner is gone) the
+    kill of the harness's process group here. Never touches the worktree or its branch."""
+    if session.state in TERMINAL:
+        raise EccError(f"session {session.id} is already {session.state.value}")
+    grace = config.stop_grace_secs if grace is None else grace
+    if grace < 0:
+        raise EccError("--grace must not be negative")
+    store.request_stop(session.id, grace)
+    executor = get_executor(session.executor)
+    not_started = session.state in (State.PENDING, State.QUEUED) and session.harness_pid is None
+    if not_started and not procs.alive(session.runner_pid, session.runner_token):
+        store.transition(session.id, State.STOPPED, "stopped before it started")
+        return _reload(store, session.id)
+    if executor.interrupt(session) or not executor.is_local(session):
+        deadline = time.monotonic() + (grace + 10.0 if wait is None else wait)
+        while time.monotonic() < deadline:
+            current = _reload(store, session.id)
+            if current.state in TERMINAL:
+                return current
+            time.sleep(0.05)
+        if not executor.is_local(session):
+            return _reload(store, session.id)
+    # The runner is gone (or did not react): end the process group ourselves.
+    current = _reload(store, session.id)
+    how = ""
+    if current.harness_pgid and (
+        procs.alive(current.harness_pid, current.harness_token)
+        or procs.group_alive(current.harness_pgid)
+    ):
+        how = procs.terminate_group(current.harness_pgid, grace)
+    if current.state in TERMINAL:
+        return current
+    reason = "stopped on request" + (f" ({how} by ecc stop; runner absent)" if how else "")
+    store.transition(session.id, State.STOPPED, reason, harness_pid=None)
+    return _reload(store, session.id)
+
+
+def resume(store: Store, session: Session, config: Config) -> Session:
+    """Run a failed or stopped session again in the same worktree (adapter resume command)."""
+    if session.state == State.COMPLETED:
+        raise EccError(f"session {session.id} completed; start a new session instead")
+    if session.state in ACTIVE:
+        raise EccError(f"session {session.id} is {session.state.value}; stop it before resuming")
+    if (
+        session.harness_pgid
+        and procs.group_alive(session.harness_pgid)
+        and procs.alive(session.harness_pid, session.harness_token)
+    ):
+        raise EccError(f"session {session.id} still has a live harness process; stop it first")
+    if not session.use_worktree and not Path(session.working_dir).is_dir():
+        raise EccError(f"working directory {session.working_dir} no longer exists")
+    if session.use_worktree and session.worktree_path and not Path(session.worktree_path).is_dir():
+        from ecc import worktrees
+
+        repo = Path(session.repo_root or session.project_dir)
+        if not worktrees.branch_exists(repo, session.worktree_branch or ""):
+            raise EccError(
+                f"the worktree and branch of session {session.id} are gone; nothing to resume"
+            )
+    store.transition(
+        session.id,
+        State.PENDING,
+        "resumed on request",
+        expect=[State.FAILED, State.STOPPED],
+        run_kind="resume",
+        stop_requested=0,
+        stop_grace=None,
+        runner_pid=None,
+        runner_token=None,
+        harness_pid=None,
+        exit_code=None,
+        exit_signal=None,
+        ended_at=None,
+    )
+    resumed = _reload(store, session.id)
+    submit(store, resumed)
+    return resumed
+
+
+def remove(store: Store, session: Session, config: Config) -> dict[str, Any]:
+    """Forget a finished session; its worktree goes if clean, its branch only if merged."""
+    if session.state in ACTIVE:
+        raise EccError(f"session {session.id} is {session.state.value}; stop it first")
+    result: dict[str, Any] = {"id": session.id, "worktree": None}
+    if session.worktree_path and session.worktree_branch:
+        from ecc import worktrees
+
+        repo = Path(session.repo_root or session.project_dir)
+        if repo.is_dir():
+            path = Path(session.worktree_path)
+            if path.is_dir() and worktrees.dirty_files(path):
+                raise EccError(
+                    f"the worktree {path} has uncommitted changes; commit or discard them first"
+                )
+            base = session.base_branch or session.base_commit
+            outcome = worktrees.remove(repo, path, session.worktree_branch, base)
+            result["worktree"] = outcome.as_dict()
+    store.delete_session(session.id)
+    return result
+
+
+def _reload(store: Store, session_id: str) -> Session:
+    found = store.get_session(session_id)
+    if found is None:
+        raise EccError(f"session {session_id} disappeared")
+    return found
+
+
+def wait_for(store: Store, session_id: str, timeout: float, poll: float = 0.05) -> Session:
+    """Poll until the session is terminal or ``timeout`` passes (tests, demo, ``run``)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        current = _reload(store, session_id)
+        if current.state in TERMINAL or time.monotonic() >= deadline:
+            return current
+        time.sleep(poll)

@@ -1,0 +1,108 @@
+"""Process identity and signalling for sessions on this machine.
+
+A pid alone is not an identity: it is reused. Each recorded pid comes with a token (the process
+start time from ``/proc/<pid>/stat``) and a process is "the same" only when both match. A zombie
+counts as dead.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import time
+from functools import cache
+
+
+@cache
+def hostname() -> str:
+    return socket.gethostname()
+
+
+def _stat(pid: int) -> list[str] | None:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            raw = handle.read().decode("ascii", "replace")
+    except OSError:
+        return None
+    # the command name (field 2) may contain spaces and parentheses: split after the last ')'
+    return raw[raw.rfind(")") + 2 :].split()
+
+
+def token(pid: int) -> str | None:
+    """The start time of ``pid`` in clock ticks since boot (None when unknown or gone)."""
+    fields = _stat(pid)
+    return fields[19] if fields and len(fields) > 19 else None
+
+
+def alive(pid: int | None, expected_token: str | None = None) -> bool:
+    """Is ``pid`` a live (non-zombie) process, and the one we recorded?"""
+    if not pid or pid <= 0:
+        return False
+    fields = _stat(pid)
+    if fields is None:
+        if not os.path.isdir("/proc"):  # no procfs: fall back to kill(0)
+            try:
+                os.kill(pid, 0)
+            except ProcessLookupError:
+                return False
+            except PermissionError:
+                return True
+            return True
+        return False
+    if fields[0] in ("Z", "X"):
+        return False
+    return expected_token is None or fields[19] == expected_token
+
+
+def group_alive(pgid: int | None) -> bool:
+    """Does any live (non-zombie) process remain in process group ``pgid``?"""
+    if not pgid or pgid <= 1:
+        return False
+    if os.path.isdir("/proc"):
+        for entry in os.listdir("/proc"):
+            if entry.isdigit():
+                fields = _stat(int(entry))
+                if fields and len(fields) > 2 and fields[2] == str(pgid) and fields[0] not in "ZX":
+                    return True
+        return False
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def signal_group(pgid: int | None, sig: int) -> bool:
+    if not pgid or pgid <= 1:
+        return False
+    try:
+        os.killpg(pgid, sig)
+    except (ProcessLookupError, PermissionError):
+        return False
+    return True
+
+
+def terminate_group(pgid: int, grace: float, poll: float = 0.05) -> str:
+    """SIGTERM the group, wait up to ``grace`` seconds for it to empty, then SIGKILL it.
+
+    Returns "" when the group was already gone, "SIGTERM" when it ended in time, else "SIGKILL".
+    """
+    if not signal_group(pgid, signal.SIGTERM):
+        return ""
+    deadline = time.monotonic() + grace
+    while time.monotonic() < deadline:
+        if not group_alive(pgid):
+            return "SIGTERM"
+        time.sleep(poll)
+    signal_group(pgid, signal.SIGKILL)
+    return "SIGKILL"
+
+
+def signal_name(number: int) -> str:
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"
