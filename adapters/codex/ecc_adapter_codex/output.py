@@ -1,0 +1,91 @@
+"""Parse ``codex exec --json`` lines (JSONL thread events) into session events.
+
+``thread.started`` carries the thread id (what ``codex exec resume`` takes); ``item.started``
+announces a ``command_execution`` or ``mcp_tool_call``; ``item.completed`` carries
+``file_change``, ``web_search`` and the ``agent_message`` (the answer); ``turn.completed`` has
+the usage. That usage is the thread's running total (a resumed run reports the earlier turns
+too), so it is marked ``cumulative: True``: replace, do not add.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ecc.profiles import as_int, parse_json_line
+from ecc.types import OutputEvent
+
+
+def _tool(item: dict[str, Any]) -> OutputEvent | None:
+    kind = item.get("type")
+    item_id = item.get("id")
+    if kind == "command_execution":
+        # codex's own hooks report shell commands as tool "Bash" with {command}: do the same.
+        return OutputEvent(
+            "tool_call",
+            {"tool": "Bash", "input": {"command": str(item.get("command") or "")}, "id": item_id},
+        )
+    if kind == "mcp_tool_call":
+        arguments = item.get("arguments")
+        return OutputEvent(
+            "tool_call",
+            {
+                "tool": f"mcp__{item.get('server', '')}__{item.get('tool', '')}",
+                "input": arguments if isinstance(arguments, dict) else {"arguments": arguments},
+                "id": item_id,
+            },
+        )
+    if kind == "file_change":
+        changes = item.get("changes")
+        return OutputEvent(
+            "tool_call",
+            {
+                "tool": "apply_patch",
+                "input": {"changes": changes if isinstance(changes, list) else []},
+                "id": item_id,
+            },
+        )
+    if kind == "web_search":
+        return OutputEvent(
+            "tool_call",
+            {"tool": "web_search", "input": {"query": str(item.get("query") or "")}, "id": item_id},
+        )
+    return None
+
+
+def parse_line(line: str) -> list[OutputEvent]:
+    data = parse_json_line(line)
+    if data is None:
+        return []
+    kind = data.get("type")
+    item = data.get("item") if isinstance(data.get("item"), dict) else {}
+    if kind == "thread.started":
+        tid = data.get("thread_id")
+        return [OutputEvent("harness_session", {"id": tid})] if isinstance(tid, str) and tid else []
+    if kind == "item.started" and item.get("type") in {"command_execution", "mcp_tool_call"}:
+        event = _tool(item)
+        return [event] if event else []
+    if kind == "item.completed":
+        if item.get("type") == "agent_message" and isinstance(item.get("text"), str):
+            return [OutputEvent("final", {"text": item["text"]})]
+        if item.get("type") in {"file_change", "web_search"}:
+            event = _tool(item)
+            return [event] if event else []
+        return []
+    if kind == "turn.completed":
+        usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
+        return [
+            OutputEvent(
+                "usage",
+                {
+                    "input_tokens": as_int(usage.get("input_tokens")),
+                    "output_tokens": as_int(usage.get("output_tokens")),
+                    "cost_usd": None,
+                    "cumulative": True,
+                },
+            )
+        ]
+    if kind in {"turn.failed", "error"}:
+        error = data.get("error")
+        message = error.get("message") if isinstance(error, dict) else data.get("message")
+        return [OutputEvent("error", {"message": str(message or kind)})]
+    return []
