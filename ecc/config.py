@@ -20,7 +20,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from ecc import paths
+from ecc import fastconfig, paths
 from ecc.errors import ConfigError
 
 ENV_PREFIX = "ECC__"
@@ -403,6 +403,7 @@ def set_cli_overrides(overrides: Iterable[str]) -> None:
     """Record ``ecc -c KEY=VALUE`` pairs; they form the last layer of every later load."""
     global _current, _overrides
     _overrides = tuple(overrides)
+    fastconfig.set_cli_overrides(_overrides)
     _current = None
 
 
@@ -410,7 +411,7 @@ def current() -> LoadedConfig:
     """The configuration of this process, loaded once."""
     global _current
     if _current is None:
-        _current = load(overrides=_overrides)
+        _current = load(overrides=fastconfig.cli_overrides())
     return _current
 
 

@@ -13,6 +13,8 @@ set and empty, it loads none.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import sys
 from dataclasses import dataclass, field
@@ -23,8 +25,6 @@ import pluggy
 from ecc import hookspecs
 
 if TYPE_CHECKING:
-    from importlib.metadata import EntryPoint
-
     from ecc.config import Config
 
 GROUPS: dict[str, str] = {
@@ -94,8 +94,65 @@ def _selected_by_config(group: str, name: str, config: Config | None) -> bool:
     return True
 
 
-def _describe_entry_point(group: str, ep: EntryPoint) -> str:
-    return f"{group}:{ep.name} = {ep.value}"
+def _import_object(value: str) -> Any:
+    """Load an entry point's ``module:attr.path`` (extras in brackets are ignored)."""
+    import importlib
+
+    module_name, _, attributes = value.split("[")[0].strip().partition(":")
+    obj: Any = importlib.import_module(module_name.strip())
+    for attribute in filter(None, attributes.strip().split(".")):
+        obj = getattr(obj, attribute)
+    return obj
+
+
+def _discovery_key() -> str:
+    """What the entry-point list depends on: the interpreter and each sys.path entry's mtime."""
+    parts: list[Any] = [sys.executable, sys.prefix, __import__("ecc").__version__]
+    for entry in sys.path:
+        try:
+            parts.append((entry, os.stat(entry or ".").st_mtime_ns))
+        except OSError:
+            parts.append((entry, None))
+    return json.dumps(parts)
+
+
+def discover() -> dict[str, list[tuple[str, str]]]:
+    """Every entry point of the ecc groups as ``(name, "module:attr")``, in a stable order.
+
+    Discovery is stevedore's (its own scan cache included); the resulting list is kept in the
+    cache dir keyed by :func:`_discovery_key`, so a warm process lists plugins without importing
+    stevedore or ``importlib.metadata`` at all. Installing or removing a distribution changes a
+    ``sys.path`` directory's mtime and so the key.
+    """
+    from ecc import paths
+
+    key = _discovery_key()
+    target = (
+        paths.cache_dir() / "plugins" / (hashlib.sha256(key.encode()).hexdigest()[:24] + ".json")
+    )
+    try:
+        cached = json.loads(target.read_text())
+        if cached["key"] == key:
+            return {group: [tuple(pair) for pair in eps] for group, eps in cached["groups"].items()}
+    except (OSError, ValueError, KeyError, TypeError):
+        pass
+    from stevedore import NamedExtensionManager
+
+    groups: dict[str, list[tuple[str, str]]] = {}
+    for group in GROUPS:
+        manager = NamedExtensionManager(group, names=[], on_missing_entrypoints_callback=None)
+        seen: dict[str, str] = {}
+        for ep in manager.list_entry_points():
+            seen.setdefault(ep.name, ep.value)  # first on sys.path wins, as for imports
+        groups[group] = sorted(seen.items())
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+        tmp.write_text(json.dumps({"key": key, "groups": groups}))
+        os.replace(tmp, target)
+    except OSError:
+        pass  # an unwritable cache costs only speed
+    return groups
 
 
 class PluginSet:
@@ -112,40 +169,27 @@ class PluginSet:
         return self.pm.hook
 
     def _load(self, config: Config | None, load_all: bool) -> None:
-        from stevedore import ExtensionManager
-
         allowed = allowed_names()
-        records = self.records
-
-        class _Selective(ExtensionManager):  # type: ignore[type-arg]
-            """Imports only the entry points that config and ECC_PLUGINS select."""
-
-            def _load_one_plugin(self, ep, invoke_on_load, invoke_args, invoke_kwds):  # type: ignore[no-untyped-def,override]
-                group = self.namespace
-                if allowed is not None and ep.name not in allowed:
-                    return None  # ECC_PLUGINS leaves it out entirely: not even imported
-                record = PluginRecord(ep.name, group, _describe_entry_point(group, ep))
-                records.append(record)
-                if not _selected_by_config(group, ep.name, config):
+        for group, entry_points in discover().items():
+            for name, value in entry_points:
+                if allowed is not None and name not in allowed:
+                    continue  # ECC_PLUGINS leaves it out entirely: not even imported
+                record = PluginRecord(name, group, f"{group}:{name} = {value}")
+                self.records.append(record)
+                if not _selected_by_config(group, name, config):
                     record.enabled = False
                     if not load_all:
-                        return None
-                ext = super()._load_one_plugin(ep, invoke_on_load, invoke_args, invoke_kwds)
-                ext.record = record
-                return ext
-
-        def failed(manager: Any, ep: EntryPoint, err: BaseException) -> None:
-            record = next(r for r in reversed(records) if r.name == ep.name)
-            record.error = f"{type(err).__name__}: {err}"
-            warn(
-                f"plugin {ep.name!r} ({_describe_entry_point(manager.namespace, ep)}) "
-                f"failed to load and is disabled: {record.error}"
-            )
-
-        for group in GROUPS:
-            manager = _Selective(group, on_load_failure_callback=failed)
-            for ext in manager.extensions:
-                self._register(ext.plugin, ext.record)
+                        continue
+                try:
+                    plugin = _import_object(value)
+                except Exception as exc:  # any import-time failure of a third-party module
+                    record.error = f"{type(exc).__name__}: {exc}"
+                    warn(
+                        f"plugin {name!r} ({record.entry_point}) failed to load and is "
+                        f"disabled: {record.error}"
+                    )
+                    continue
+                self._register(plugin, record)
 
     def _register(self, plugin: Any, record: PluginRecord) -> None:
         name = f"{record.group}:{record.name}"
@@ -192,14 +236,18 @@ class PluginSet:
 _plugins: PluginSet | None = None
 
 
-def get_plugins(config: Config | None = None) -> PluginSet:
-    """The plugins of this process, loaded once for the effective configuration."""
+def get_plugins(config: Any = None) -> PluginSet:
+    """The plugins of this process, loaded once for the effective configuration.
+
+    ``config`` may be an ``ecc.config.Config`` or an ``ecc.fastconfig.ConfigView``; without one,
+    the cached view is used so that hot paths never import pydantic.
+    """
     global _plugins
     if _plugins is None:
         if config is None:
-            from ecc.config import get_config
+            from ecc import fastconfig
 
-            config = get_config()
+            config = fastconfig.view()
         _plugins = PluginSet(config)
     return _plugins
 

@@ -1,0 +1,124 @@
+"""A validated configuration without importing pydantic: for the hot paths.
+
+``ecc hook`` runs on every tool call an agent makes and ``ecc memory search`` is an agent's recall;
+both must answer in tens of milliseconds, while importing pydantic and building the models of
+``ecc.config`` costs over 100 ms. This module keeps the *validated* effective configuration as
+JSON in the cache dir, keyed by what it was built from (the layer files' identity and the
+``ECC__*`` variables and ``-c`` overrides). A hit returns a read-only attribute view of that JSON;
+a miss (or any doubt) goes through the full pydantic load and refreshes the cache. Deleting the
+cache changes nothing but speed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+from ecc import __version__, paths
+
+
+class ConfigView(Mapping[str, Any]):
+    """Read-only view of a config table: ``view.risk.block`` and ``view["risk"]["block"]``."""
+
+    __slots__ = ("_data",)
+
+    def __init__(self, data: Mapping[str, Any]) -> None:
+        self._data = data
+
+    def __getitem__(self, key: str) -> Any:
+        return _wrap(self._data[key])
+
+    def __getattr__(self, name: str) -> Any:
+        try:
+            return _wrap(self._data[name])
+        except KeyError:
+            raise AttributeError(name) from None
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._data)
+
+    def __len__(self) -> int:
+        return len(self._data)
+
+    def __repr__(self) -> str:
+        return f"ConfigView({self._data!r})"
+
+    def to_dict(self) -> dict[str, Any]:
+        return json.loads(json.dumps(self._data))
+
+
+_overrides: tuple[str, ...] = ()
+
+
+def set_cli_overrides(overrides: tuple[str, ...]) -> None:
+    """Record ``ecc -c KEY=VALUE`` pairs (kept here so reading them costs no pydantic import)."""
+    global _overrides
+    _overrides = tuple(overrides)
+
+
+def cli_overrides() -> tuple[str, ...]:
+    return _overrides
+
+
+def _wrap(value: Any) -> Any:
+    return ConfigView(value) if isinstance(value, dict) else value
+
+
+def _stat_key(path: Path | None) -> list[Any] | None:
+    if path is None:
+        return None
+    try:
+        st = path.stat()
+    except OSError:
+        return [str(path), None]
+    return [str(path), st.st_ino, st.st_size, st.st_mtime_ns]
+
+
+def _inputs(cwd: Path | None, overrides: tuple[str, ...]) -> tuple[str, list[Any]]:
+    """(identity, fingerprint): which cache entry, and whether it is still current."""
+    explicit = os.environ.get("ECC_CONFIG")
+    project = paths.project_config_file(cwd)
+    env = sorted((k, v) for k, v in os.environ.items() if k.startswith("ECC__"))
+    identity = json.dumps(
+        [__version__, str(paths.user_config_file()), str(project), explicit, env, overrides]
+    )
+    files = [paths.user_config_file(), project, Path(explicit) if explicit else None]
+    return identity, [_stat_key(p) for p in files]
+
+
+def _cache_file(identity: str) -> Path:
+    digest = hashlib.sha256(identity.encode()).hexdigest()[:24]
+    return paths.cache_dir() / "config" / f"{digest}.json"
+
+
+def view(cwd: Path | None = None) -> ConfigView:
+    """The effective configuration, validated, as a :class:`ConfigView`.
+
+    Raises :class:`ecc.errors.ConfigError` exactly as a full load would when the config is bad
+    (a bad config is never cached).
+    """
+    overrides = cli_overrides()
+    identity, fingerprint = _inputs(cwd, overrides)
+    target = _cache_file(identity)
+    try:
+        cached = json.loads(target.read_text())
+        if cached.get("fingerprint") == fingerprint:
+            return ConfigView(cached["config"])
+    except (OSError, ValueError, AttributeError):
+        pass
+    from ecc import config as full
+
+    loaded = full.current() if cwd is None else full.load(cwd=cwd, overrides=overrides)
+    data = loaded.config.model_dump(mode="json")
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+        tmp.write_text(json.dumps({"fingerprint": fingerprint, "config": data}))
+        os.replace(tmp, target)
+    except OSError:
+        pass  # a read-only cache only costs speed
+    return ConfigView(data)
