@@ -1,0 +1,358 @@
+"""``ecc memory``: recall, save and hand off portable ``ecc.memory.v1`` memories.
+
+Human output goes through the terminal sanitiser (memory text comes from other agents); ``--json``
+output is the documented ``ecc.memory.*.v1`` shapes. Heavy modules are imported inside commands.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import click
+
+from ecc.errors import EccError
+
+USAGE = (  # the reference usage text, verbatim
+    """\
+ECC Memory Vault
+
+Usage:
+  ecc memory init [--scope project|team|user] [--json]
+  ecc memory save --title <text> (--stdin | --body-file <path>) [options]
+  ecc memory handoff --from <harness> --target <harness> --title <text> \
+(--stdin | --body-file <path>) [options]
+  ecc memory search [query] [--scope <scope>] [--target-harness <harness>] \
+[--kind <kind>] [--limit <n>] [--json]
+  ecc memory read <memory-id> [--scope <scope>] [--json]
+  ecc memory doctor [--scope <scope>] [--json]
+
+Recall:
+  Default recall scopes: project and team; user scope must be requested explicitly
+  with --scope user.
+
+Write options:
+  --scope <scope>            project (default), team, or user
+  --source-harness <name>    Originating harness (default: ECC_MEMORY_HARNESS or unknown)
+  --target <name>            Repeatable target harness; defaults to all
+  --kind <kind>              context, decision, fact, handoff, lesson, note,
+                             preference, or runbook
+  --tag <tag>                Repeatable lowercase tag
+  --link <memory-id>         Repeatable related memory ID
+  --stdin                    Read the memory body from standard input
+  --body-file <path>         Read the body from a regular, non-symlink file
+
+MCP:
+  ecc-memory-mcp             Start the opt-in local stdio MCP server
+
+Safety:
+  Tool-created memories are always unreviewed context, never executable policy.
+  Writes are create-only and reject known credential shapes.
+"""
+)
+
+
+class MemoryCommand(click.Command):
+    """Reports unknown options as the reference does (``Unknown option: --trust``)."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        try:
+            return super().parse_args(ctx, args)
+        except click.NoSuchOption as exc:
+            raise click.UsageError(f"Unknown option: {exc.option_name}", ctx) from None
+
+
+class MemoryGroup(click.Group):
+    command_class = MemoryCommand
+
+    def format_help(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        formatter.write(USAGE)
+        formatter.write("\nCommands:\n")
+        for name in self.list_commands(ctx):
+            command = self.get_command(ctx, name)
+            if command is not None:
+                formatter.write(f"  {name:<10} {command.get_short_help_str(limit=70)}\n")
+
+
+def _dry_run(ctx: click.Context, param: click.Parameter, value: bool) -> None:
+    if value:
+        os.environ["ECC_DRY_RUN"] = "1"
+
+
+dry_run_option = click.option(
+    "--dry-run",
+    is_flag=True,
+    expose_value=False,
+    callback=_dry_run,
+    help="Refuse to write (same as ECC_DRY_RUN=1).",
+)
+json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")
+scope_option = click.option(
+    "--scope", "scopes", multiple=True, metavar="SCOPE", help="project, team or user (repeatable)."
+)
+
+
+@click.group("memory", cls=MemoryGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@dry_run_option
+def memory_group() -> None:
+    """Recall, save and hand off portable memory (ecc.memory.v1)."""
+
+
+# -- helpers ------------------------------------------------------------------------------------
+
+
+def _guard_write(command: str) -> None:
+    if os.environ.get("ECC_DRY_RUN") == "1":
+        raise EccError(f"memory {command} is disabled in dry-run mode; no files were written.")
+
+
+def _service() -> Any:
+    from ecc.vault.roots import check_root_overrides
+    from ecc.vault.service import open_service
+
+    check_root_overrides()
+    return open_service()
+
+
+def _emit_json(payload: Any) -> None:
+    import json
+
+    click.echo(json.dumps(payload, indent=2, ensure_ascii=False))
+
+
+def _say(*parts: Any) -> None:
+    from ecc.terminal import sanitize
+
+    click.echo("".join(sanitize(part) for part in parts))
+
+
+def _no_positionals(command: str, extra: tuple[str, ...]) -> None:
+    if extra:
+        raise EccError(f"{command} does not accept positional arguments.")
+
+
+# -- init ---------------------------------------------------------------------------------------
+
+
+@memory_group.command("init")
+@click.argument("extra", nargs=-1, required=False, metavar="")
+@scope_option
+@json_option
+@dry_run_option
+def init_command(extra: tuple[str, ...], scopes: tuple[str, ...], as_json: bool) -> None:
+    """Create the vault directories of the given scopes (default project and team)."""
+    _guard_write("init")
+    service = _service()
+    _no_positionals("init", extra)
+    result = service.init(list(scopes) or None)
+    if as_json:
+        _emit_json(result)
+        return
+    _say("Initialized ECC memory scopes: ", ", ".join(result["scopes"]))
+    for scope in result["scopes"]:
+        _say("- ", scope, ": ", result["roots"][scope])
+
+
+# -- save / handoff -----------------------------------------------------------------------------
+
+
+def _write_options(function: Any) -> Any:
+    decorators = [
+        click.argument("extra", nargs=-1, required=False, metavar=""),
+        click.option("--title", help="Title (required, at most 200 characters)."),
+        click.option("--stdin", "use_stdin", is_flag=True, help="Read the body from stdin."),
+        click.option("--body-file", help="Read the body from a regular, non-symlink file."),
+        click.option("--kind", "kinds", multiple=True, help="Memory kind (default note)."),
+        scope_option,
+        click.option("--source-harness", help="Originating harness."),
+        click.option("--from", "from_harness", help="Originating harness (wins)."),
+        click.option("--target", "targets", multiple=True, help="Target harness (repeatable)."),
+        click.option("--tag", "tags", multiple=True, help="Lowercase tag (repeatable)."),
+        click.option("--link", "links", multiple=True, help="Related memory ID (repeatable)."),
+        json_option,
+        dry_run_option,
+    ]
+    for decorator in reversed(decorators):
+        function = decorator(function)
+    return function
+
+
+def _write(command: str, options: dict[str, Any]) -> None:
+    _guard_write(command)
+    service = _service()
+    _no_positionals(command, options["extra"])
+    if not options["title"]:
+        raise EccError("--title is required.")
+    if command == "handoff":
+        if not options["from_harness"]:
+            raise EccError("--from is required for handoffs.")
+        if not options["targets"]:
+            raise EccError("At least one --target is required for handoffs.")
+    if options["use_stdin"] == (options["body_file"] is not None):
+        raise EccError("Choose exactly one memory body source: --stdin or --body-file.")
+    from ecc.vault import safefs
+    from ecc.vault.format import MAX_BODY_BYTES
+
+    if options["use_stdin"]:
+        body = safefs.read_bounded_stdin(MAX_BODY_BYTES)
+    else:
+        body = safefs.read_regular_text_file(
+            os.path.abspath(options["body_file"]), MAX_BODY_BYTES, "--body-file"
+        )
+    kind = "handoff"
+    if command != "handoff":
+        if len(options["kinds"]) > 1:
+            raise EccError("--kind may be provided only once.")
+        kind = options["kinds"][0] if options["kinds"] else "note"
+    if len(options["scopes"]) > 1:
+        raise EccError("--scope may be provided only once.")
+    source = (
+        options["from_harness"]
+        or options["source_harness"]
+        or os.environ.get("ECC_MEMORY_HARNESS")
+        or "unknown"
+    )
+    result = service.save(
+        {
+            "title": options["title"],
+            "body": body,
+            "kind": kind,
+            "scope": options["scopes"][0] if options["scopes"] else "project",
+            "sourceHarness": source,
+            "targetHarnesses": list(options["targets"]) or ["all"],
+            "tags": list(options["tags"]),
+            "links": list(options["links"]),
+        }
+    )
+    memory = {key: value for key, value in result["memory"].items() if key != "body"}
+    if options["as_json"]:
+        _emit_json(
+            {"schemaVersion": "ecc.memory.write.v1", "memory": memory, "path": result["path"]}
+        )
+        return
+    _say("Saved unreviewed ", memory["kind"], ": ", memory["title"])
+    _say("ID: ", memory["id"])
+    _say("Path: ", result["path"])
+
+
+@memory_group.command("save")
+@_write_options
+def save_command(**options: Any) -> None:
+    """Save an unreviewed memory (create-only)."""
+    _write("save", options)
+
+
+@memory_group.command("handoff")
+@_write_options
+def handoff_command(**options: Any) -> None:
+    """Hand work off to another harness (kind handoff; --from and --target required)."""
+    _write("handoff", options)
+
+
+# -- search / read / doctor ---------------------------------------------------------------------
+
+
+class _Limit(click.ParamType):
+    name = "n"
+
+    def convert(self, value: Any, param: Any, ctx: Any) -> int:
+        try:
+            return int(value)
+        except (TypeError, ValueError):
+            self.fail(f"{value!r} is not an integer.", param, ctx)
+
+
+@memory_group.command("search")
+@click.argument("query", nargs=-1)
+@scope_option
+@click.option("--kind", "kinds", multiple=True, help="Only this kind (repeatable).")
+@click.option("--target-harness", help="Only memories targeted at this harness (or all).")
+@click.option("--limit", type=_Limit(), help="Maximum results (1-100, default 20).")
+@json_option
+def search_command(
+    query: tuple[str, ...],
+    scopes: tuple[str, ...],
+    kinds: tuple[str, ...],
+    target_harness: str | None,
+    limit: int | None,
+    as_json: bool,
+) -> None:
+    """Search active memories (default scopes project and team). Use -- before a query
+    that starts with a dash."""
+    service = _service()
+    text = " ".join(query)
+    result = service.search(
+        text,
+        scopes=list(scopes) or None,
+        kinds=list(kinds) or None,
+        target_harness=target_harness,
+        limit=limit,
+    )
+    if as_json:
+        _emit_json(result)
+        return
+    if not result["results"]:
+        _say("No matching memories found.")
+    for item in result["results"]:
+        memory = item["memory"]
+        _say(
+            "[", memory["trust"], "] ", memory["id"], " — ", memory["title"],
+            " (score ", item["score"], ")",
+        )  # fmt: skip
+        _say("  ", item["excerpt"])
+    if result["diagnostics"]["truncated"]:
+        _say("(The scan budget was reached: some memories were not searched; run doctor.)")
+
+
+@memory_group.command("read")
+@click.argument("ids", nargs=-1, metavar="MEMORY_ID")
+@scope_option
+@json_option
+def read_command(ids: tuple[str, ...], scopes: tuple[str, ...], as_json: bool) -> None:
+    """Read one memory (any status) and its backlinks."""
+    service = _service()
+    if len(ids) != 1:
+        raise EccError("read requires exactly one memory ID.")
+    result = service.read(ids[0], scopes=list(scopes) or None)
+    if as_json:
+        _emit_json(result)
+        return
+    memory = result["memory"]
+    _say("[", memory["trust"], "] ", memory["title"])
+    _say("ID: ", memory["id"])
+    if memory["status"] != "active":
+        _say("Status: ", memory["status"])
+    _say("Source: ", memory["sourceHarness"])
+    _say("Targets: ", ", ".join(memory["targetHarnesses"]))
+    _say("")
+    _say(memory["body"])
+    _say("")
+    backlinks = [link["id"] for link in result["backlinks"]]
+    _say("Backlinks: ", ", ".join(backlinks) if backlinks else "none")
+
+
+@memory_group.command("doctor")
+@click.argument("extra", nargs=-1, required=False, metavar="")
+@scope_option
+@json_option
+@click.option("--strict", is_flag=True, help="Exit 1 when issues are found (for CI).")
+def doctor_command(
+    extra: tuple[str, ...], scopes: tuple[str, ...], as_json: bool, strict: bool
+) -> None:
+    """Audit the vault: invalid files, duplicate IDs, broken links, symlinks. Never modifies."""
+    service = _service()
+    _no_positionals("doctor", extra)
+    result = service.doctor(scopes=list(scopes) or None)
+    if as_json:
+        _emit_json(result)
+    else:
+        _say("ECC memory doctor: ", "PASS" if result["ok"] else "ISSUES FOUND")
+        _say("Memories: ", result["memoryCount"])
+        _say("Invalid files: ", result["invalidFileCount"])
+        _say("Duplicate IDs: ", result["duplicateIdCount"])
+        _say("Broken links: ", result["brokenLinkCount"])
+        _say("Skipped symlinks: ", result["skippedSymlinkCount"])
+        if result["truncated"]:
+            _say("Scan budget reached: not every file was inspected.")
+    if strict and not result["ok"]:
+        raise SystemExit(1)

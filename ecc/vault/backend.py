@@ -1,0 +1,160 @@
+"""The storage contract between the vault service and a memory backend plugin.
+
+The service owns the format, secrets, search, index and diagnostics; a backend only stores and
+lists document texts per scope. The built-in ``files`` backend (``ecc_plugins.files_backend``)
+is the on-disk vault. Backends are obtained through the ``ecc_memory_backend`` hook only.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+
+from ecc.errors import EccError
+
+
+@dataclass(frozen=True)
+class Budget:
+    """Deterministic scan limits shared by every scope of one request."""
+
+    max_entries: int
+    max_bytes: int
+
+
+@dataclass
+class DocumentRef:
+    """One candidate document found by a scan: where it is and a stamp that changes with it."""
+
+    rel: str  # path below the scope root, '/'-separated
+    stamp: str  # file identity: changes whenever the content may have changed
+
+
+@dataclass
+class ScanResult:
+    """Everything a backend found in one scope, in deterministic (sorted) walk order."""
+
+    documents: list[DocumentRef] = field(default_factory=list)
+    symlinks: list[str] = field(default_factory=list)
+    visited: int = 0
+    truncated: bool = False
+
+
+@runtime_checkable
+class VaultStore(Protocol):
+    """A backend bound to the roots of one invocation (cwd, env)."""
+
+    def location(self, scope: str) -> str:
+        """A stable display/index key of the scope's storage (the absolute root for files)."""
+
+    def init(self, scope: str) -> list[str]:
+        """Create the scope's storage and kind containers; return the containers (absolute)."""
+
+    def create(self, scope: str, kind_dir: str, name: str, text: str, exists_message: str) -> str:
+        """Store ``text`` as ``<kind_dir>/<name>`` create-only; return the relative path."""
+
+    def scan(self, scope: str, remaining_entries: int) -> ScanResult:
+        """List the scope's candidate documents (missing storage = empty)."""
+
+    def read(self, scope: str, rel: str, max_bytes: int) -> str:
+        """Return the decoded text of one scanned document; raise on any problem."""
+
+    def close(self) -> None:
+        """Release anything held open."""
+
+
+@runtime_checkable
+class MemoryBackend(Protocol):
+    """What ``ecc_memory_backend(name, settings)`` returns."""
+
+    name: str
+
+    def open(self, cwd: Path, env: Mapping[str, str]) -> VaultStore:
+        """Bind to the vault roots for this working directory and environment."""
+
+
+def load_backend(
+    name: str, settings: Mapping[str, Any] | None = None, *, cheap: bool = True
+) -> MemoryBackend:
+    """The memory backend called ``name``, obtained through the ``ecc_memory_backend`` hook.
+
+    Loading every plugin group costs far more than a memory search (stevedore, pydantic), so by
+    default only the entry point named ``name`` in ``ecc.memory_backends`` is registered in a
+    fresh pluggy manager. If a process already has its plugins loaded (tests, long-lived
+    servers), that manager is used instead.
+    """
+    from ecc import plugins
+
+    settings = dict(settings or {})
+    if plugins._plugins is not None or not cheap:
+        result = plugins.get_plugin_manager().hook.ecc_memory_backend(name=name, settings=settings)
+    else:
+        result = _cheap_hook(name, settings)
+    if result is None:
+        raise EccError(
+            f"No memory backend named {name!r} is installed (entry point group "
+            "ecc.memory_backends); check memory.backend in config and ECC_PLUGINS."
+        )
+    return result
+
+
+def _cheap_hook(name: str, settings: dict[str, Any]) -> Any:
+    import pluggy
+
+    from ecc import hookspecs, plugins
+
+    allowed = plugins.allowed_names()
+    if allowed is not None and name not in allowed:
+        return None
+    pm = pluggy.PluginManager("ecc")
+    pm.add_hookspecs(hookspecs)
+    module = _entry_point_module(name)
+    if module is None:
+        return None
+    pm.register(module, name=f"ecc.memory_backends:{name}")
+    return pm.hook.ecc_memory_backend(name=name, settings=settings)
+
+
+def _entry_point_module(name: str) -> Any:
+    """Import the module of entry point ``ecc.memory_backends:name`` (looked up via a cache)."""
+    import importlib
+    import json
+    import sys
+
+    from ecc import paths
+
+    key = json.dumps([sys.executable, sys.path, [_mtime(p) for p in sys.path]])
+    cache = paths.cache_dir() / "memory-backends.json"
+    value = None
+    try:
+        cached = json.loads(cache.read_text("utf-8"))
+        if cached.get("key") == key:
+            value = cached["entry_points"].get(name)
+    except (OSError, ValueError, AttributeError, KeyError):
+        cached = None
+    if value is None:
+        from importlib.metadata import entry_points
+
+        found = {ep.name: ep.value for ep in entry_points(group="ecc.memory_backends")}
+        value = found.get(name)
+        try:
+            cache.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            temp = cache.with_name(f".{cache.name}.{os.getpid()}.tmp")
+            temp.write_text(json.dumps({"key": key, "entry_points": found}), "utf-8")
+            os.replace(temp, cache)
+        except OSError:
+            pass
+        if value is None:
+            return None
+    module_name, _, attribute = value.partition(":")
+    module = importlib.import_module(module_name.strip())
+    return getattr(module, attribute.strip()) if attribute else module
+
+
+def _mtime(path: str) -> int:
+    try:
+        return os.stat(path or ".").st_mtime_ns
+    except OSError:
+        return 0

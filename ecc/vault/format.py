@@ -1,0 +1,312 @@
+"""The ``ecc.memory.v1`` document format: validate, parse and serialize, byte-exact.
+
+A memory is a Markdown file whose frontmatter holds thirteen ``key: <compact JSON>`` lines. The
+rules (limits, messages, JavaScript whitespace semantics) follow the reference implementation so
+that documents written by either tool are byte-identical and readable by the other.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Callable, Mapping
+from datetime import UTC, datetime
+from typing import Any
+
+from ecc.errors import EccError
+
+MEMORY_SCHEMA_VERSION = "ecc.memory.v1"
+MEMORY_KINDS = ("context", "decision", "fact", "handoff", "lesson", "note", "preference", "runbook")
+MEMORY_SCOPES = ("project", "team", "user")
+MEMORY_TRUST_STATES = ("unreviewed",)
+MEMORY_STATUSES = ("active", "rejected", "superseded")
+DEFAULT_RECALL_SCOPES = ("project", "team")
+MAX_BODY_BYTES = 65536
+MAX_DOCUMENT_BYTES = 131072
+MAX_TITLE_CHARS = 200
+MAX_TAGS = 32
+MAX_LINKS = 64
+MAX_TARGET_HARNESSES = 32
+MAX_ID_CHARS = 132
+MAX_SLUG_CHARS = 64
+
+ID_RE = re.compile(r"mem_[a-z0-9][a-z0-9_-]{2,127}", re.ASCII)
+SLUG_RE = re.compile(r"[a-z0-9][a-z0-9._-]{0,63}", re.ASCII)
+TIMESTAMP_RE = re.compile(
+    r"([0-9]{4})-([0-9]{2})-([0-9]{2})T([0-9]{2}):([0-9]{2}):([0-9]{2})\.([0-9]{3})Z", re.ASCII
+)
+
+# (serialized key, object key) in serialization order; the body follows the frontmatter.
+FIELDS: tuple[tuple[str, str], ...] = (
+    ("schema", "schema"),
+    ("id", "id"),
+    ("title", "title"),
+    ("kind", "kind"),
+    ("scope", "scope"),
+    ("trust", "trust"),
+    ("status", "status"),
+    ("source_harness", "sourceHarness"),
+    ("target_harnesses", "targetHarnesses"),
+    ("tags", "tags"),
+    ("links", "links"),
+    ("created_at", "createdAt"),
+    ("updated_at", "updatedAt"),
+)
+OBJECT_KEYS: tuple[str, ...] = (*(obj for _, obj in FIELDS), "body")
+_FIELD_BY_KEY = dict(FIELDS)
+
+# ECMAScript String.prototype.trim whitespace (differs from Python's str.strip()).
+JS_WHITESPACE = (
+    "\t\n\x0b\x0c\r \xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009"
+    "\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
+)
+_UNSAFE = re.compile(r"[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+_UNSAFE_BODY = re.compile(
+    r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff]"
+)
+_CLOSING = re.compile(r"\r?\n---(?=\r\n|\n|\Z)")
+_LINE_BREAK = re.compile(r"\r?\n")
+
+
+class MemoryFormatError(EccError):
+    """A memory document or memory input that breaks the ``ecc.memory.v1`` rules."""
+
+
+def js_trim(text: str) -> str:
+    """Trim the way JavaScript's ``String.prototype.trim`` does."""
+    return text.strip(JS_WHITESPACE)
+
+
+def utf16_length(text: str) -> int:
+    """Length in UTF-16 code units (the unit of the reference's character limits)."""
+    return len(text) + sum(1 for ch in text if ord(ch) > 0xFFFF)
+
+
+def has_unsafe_characters(text: str, *, body: bool = False) -> bool:
+    """True if ``text`` holds C0/C1 controls, bidi overrides or lone surrogates.
+
+    Bodies may contain TAB, LF and CR; nothing else may contain any control character.
+    """
+    return (_UNSAFE_BODY if body else _UNSAFE).search(text) is not None
+
+
+def as_non_empty_string(value: Any, label: str, max_chars: int = 10000) -> str:
+    if not isinstance(value, str) or not js_trim(value):
+        raise MemoryFormatError(f"{label} must be a non-empty string.")
+    trimmed = js_trim(value)
+    if utf16_length(trimmed) > max_chars:
+        raise MemoryFormatError(f"{label} is too long (maximum {max_chars} characters).")
+    if has_unsafe_characters(trimmed):
+        raise MemoryFormatError(
+            f"{label} must not contain control or bidirectional formatting characters."
+        )
+    return trimmed
+
+
+def as_enum(value: Any, label: str, allowed: tuple[str, ...]) -> str:
+    text = as_non_empty_string(value, label, MAX_SLUG_CHARS)
+    if text not in allowed:
+        raise MemoryFormatError(f"{label} must be one of: {', '.join(allowed)}.")
+    return text
+
+
+def as_slug(value: Any, label: str) -> str:
+    text = as_non_empty_string(value, label, MAX_SLUG_CHARS)
+    if not SLUG_RE.fullmatch(text):
+        raise MemoryFormatError(f"{label} must be a lowercase letters/numbers slug.")
+    return text
+
+
+def as_memory_id(value: Any) -> str:
+    text = as_non_empty_string(value, "memory id", MAX_ID_CHARS)
+    if not ID_RE.fullmatch(text):
+        raise MemoryFormatError(
+            "memory id must match mem_<lowercase-id> and cannot contain a path."
+        )
+    return text
+
+
+def as_array(value: Any, label: str, max_items: int, item: Callable[[Any], str]) -> list[str]:
+    if not isinstance(value, list):
+        raise MemoryFormatError(f"{label} must be an array.")
+    if len(value) > max_items:
+        raise MemoryFormatError(f"{label} has too many values (maximum {max_items}).")
+    normalized = [item(entry) for entry in value]
+    if len(set(normalized)) != len(normalized):
+        raise MemoryFormatError(f"{label} must not contain duplicate values.")
+    return normalized
+
+
+def _valid_instant(match: re.Match[str]) -> bool:
+    year, month, day, hour, minute, second, _ms = (int(part) for part in match.groups())
+    try:
+        # Year 0000 is valid in JavaScript (proleptic, leap); check its calendar with 2000.
+        datetime(year or 2000, month, day, hour, minute, second)
+    except ValueError:
+        return False
+    return True
+
+
+def as_timestamp(value: Any, label: str) -> str:
+    text = as_non_empty_string(value, label, MAX_SLUG_CHARS)
+    match = TIMESTAMP_RE.fullmatch(text)
+    if match is None or not _valid_instant(match):
+        raise MemoryFormatError(f"{label} must be an ISO-8601 timestamp.")
+    return text
+
+
+def as_body(value: Any) -> str:
+    if not isinstance(value, str):
+        raise MemoryFormatError("memory body must be a string.")
+    if has_unsafe_characters(value, body=True):
+        raise MemoryFormatError(
+            "memory body must not contain unsafe control or bidirectional formatting characters."
+        )
+    body = js_trim(value)
+    if not body:
+        raise MemoryFormatError("memory body must contain non-whitespace context.")
+    if len(body.encode("utf-8")) > MAX_BODY_BYTES:
+        raise MemoryFormatError(f"memory body is too large (maximum {MAX_BODY_BYTES} bytes).")
+    return body
+
+
+def normalize_memory(value: Any) -> dict[str, Any]:
+    """Validate a memory object and return its normalized form (keys in canonical order).
+
+    Raises :class:`MemoryFormatError` with the reference's message for the first problem found.
+    """
+    if not isinstance(value, Mapping):
+        raise MemoryFormatError("memory must be an object.")
+    targets = value.get("targetHarnesses")
+    if not isinstance(targets, list):
+        raise MemoryFormatError("target harnesses must be an array.")
+    if len(targets) > MAX_TARGET_HARNESSES:
+        raise MemoryFormatError(
+            f"target harnesses has too many values (maximum {MAX_TARGET_HARNESSES})."
+        )
+    target_list = [as_slug(entry, "target harness") for entry in targets]
+    if len(set(target_list)) != len(target_list):
+        raise MemoryFormatError("target harnesses must not contain duplicate values.")
+    if not target_list:
+        raise MemoryFormatError('target harnesses must contain at least one harness or "all".')
+    if value.get("schema") != MEMORY_SCHEMA_VERSION:
+        raise MemoryFormatError("Unsupported memory schema.")
+    normalized: dict[str, Any] = {"schema": MEMORY_SCHEMA_VERSION}
+    normalized["id"] = as_memory_id(value.get("id"))
+    normalized["title"] = as_non_empty_string(value.get("title"), "memory title", MAX_TITLE_CHARS)
+    normalized["kind"] = as_enum(value.get("kind"), "memory kind", MEMORY_KINDS)
+    normalized["scope"] = as_enum(value.get("scope"), "memory scope", MEMORY_SCOPES)
+    normalized["trust"] = as_enum(value.get("trust"), "memory trust", MEMORY_TRUST_STATES)
+    normalized["status"] = as_enum(value.get("status"), "memory status", MEMORY_STATUSES)
+    normalized["sourceHarness"] = as_slug(value.get("sourceHarness"), "source harness")
+    normalized["targetHarnesses"] = target_list
+    normalized["tags"] = as_array(
+        value.get("tags"), "tags", MAX_TAGS, lambda entry: as_slug(entry, "tag")
+    )
+    normalized["links"] = as_array(value.get("links"), "links", MAX_LINKS, as_memory_id)
+    normalized["createdAt"] = as_timestamp(value.get("createdAt"), "created_at")
+    normalized["updatedAt"] = as_timestamp(value.get("updatedAt"), "updated_at")
+    normalized["body"] = as_body(value.get("body"))
+    return normalized
+
+
+def summary(memory: Mapping[str, Any]) -> dict[str, Any]:
+    """The memory without its body (the shape of search results and acknowledgements)."""
+    return {key: memory[key] for key in OBJECT_KEYS if key != "body"}
+
+
+def _compact(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def serialize_memory_document(memory: Mapping[str, Any]) -> str:
+    """Render a memory as its ``ecc.memory.v1`` Markdown text (validated first)."""
+    normalized = normalize_memory(memory)
+    lines = [f"{key}: {_compact(normalized[obj])}" for key, obj in FIELDS]
+    return "---\n" + "\n".join(lines) + "\n---\n\n" + normalized["body"] + "\n"
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"non-standard JSON constant {name}")
+
+
+def parse_memory_document(text: str, source: str = "<memory>") -> dict[str, Any]:
+    """Parse ``ecc.memory.v1`` text into a normalized memory.
+
+    Raises only :class:`MemoryFormatError`; ``source`` names the document in messages.
+    """
+    if not isinstance(text, str) or not (text.startswith("---\n") or text.startswith("---\r\n")):
+        raise MemoryFormatError(f"Memory document {source} must start with --- frontmatter.")
+    try:
+        size = len(text.encode("utf-8"))
+    except UnicodeEncodeError:
+        raise MemoryFormatError(f"Memory document {source} is invalid.") from None
+    if size > MAX_DOCUMENT_BYTES:
+        raise MemoryFormatError(f"Memory document {source} is too large.")
+    start = 4 if text.startswith("---\n") else 5
+    closing = _CLOSING.search(text, start)
+    if closing is None:
+        raise MemoryFormatError(f"Memory document {source} has no closing frontmatter marker.")
+    block = text[start : closing.start()]
+    values: dict[str, Any] = {}
+    for line in _LINE_BREAK.split(block):
+        colon = line.find(":")
+        if colon < 1:
+            raise MemoryFormatError(f"Invalid memory frontmatter line in {source}.")
+        key = js_trim(line[:colon])
+        if key not in _FIELD_BY_KEY:
+            raise MemoryFormatError(f"Unknown memory frontmatter field in {source}.")
+        obj_key = _FIELD_BY_KEY[key]
+        if obj_key in values:
+            raise MemoryFormatError(f"Duplicate memory frontmatter field in {source}.")
+        try:
+            values[obj_key] = json.loads(
+                js_trim(line[colon + 1 :]), parse_constant=_reject_constant
+            )
+        except (ValueError, RecursionError):
+            raise MemoryFormatError(
+                f"Memory frontmatter field in {source} must use a JSON value."
+            ) from None
+    missing = [obj for _, obj in FIELDS if obj not in values]
+    if missing:
+        raise MemoryFormatError(
+            f"Memory document {source} is missing fields: {', '.join(missing)}."
+        )
+    body = text[closing.end() :]
+    if body.startswith("\r\n"):
+        body = body[2:]
+    elif body.startswith("\n"):
+        body = body[1:]
+    if body.endswith("\r\n"):
+        body = body[:-2]
+    elif body.endswith("\n"):
+        body = body[:-1]
+    values["body"] = body
+    return normalize_memory(values)
+
+
+def now_timestamp() -> str:
+    """The current UTC time as ``YYYY-MM-DDTHH:MM:SS.mmmZ`` (milliseconds, truncated)."""
+    stamp = datetime.now(UTC).isoformat(timespec="milliseconds")
+    return stamp.replace("+00:00", "Z")
+
+
+def new_memory_id(now: str) -> str:
+    """``mem_<YYYYMMDD>_<20 hex digits of a random v4 UUID>``."""
+    raw = bytearray(os.urandom(16))
+    raw[6] = (raw[6] & 0x0F) | 0x40
+    raw[8] = (raw[8] & 0x3F) | 0x80
+    return f"mem_{now[0:4]}{now[5:7]}{now[8:10]}_{raw.hex()[:20]}"
+
+
+def id_sort_key(memory_id: str) -> str:
+    """Locale-independent key ordering IDs as the reference's ICU collation does.
+
+    For the ID alphabet ICU orders ``_`` < ``-`` < digits < letters; code-point order would put
+    ``-`` first. Mapping the two punctuation marks below the digits reproduces it exactly.
+    """
+    return memory_id.translate(_ID_KEY)
+
+
+_ID_KEY = str.maketrans({"_": "\x01", "-": "\x02"})

@@ -1,0 +1,58 @@
+"""Known credential shapes that a memory must never hold.
+
+The ten patterns are the reference's. Unlike the reference, which scanned the JSON-escaped form of
+a memory (so a token at the start of a line hid behind ``\\n`` and escaped the ``\\b`` boundary),
+every string field is scanned as it is, and the JSON form as well.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+SECRET_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("provider API key", re.compile(r"\bsk-[A-Za-z0-9_-]{16,}\b", re.ASCII | re.IGNORECASE)),
+    ("Stripe key", re.compile(r"\b(?:sk|rk)_live_[A-Za-z0-9]{16,}\b", re.ASCII)),
+    ("npm token", re.compile(r"\bnpm_[A-Za-z0-9]{20,}\b", re.ASCII)),
+    ("Hugging Face token", re.compile(r"\bhf_[A-Za-z0-9]{20,}\b", re.ASCII)),
+    ("GitHub token", re.compile(r"\bgh[pors]_[A-Za-z0-9]{16,}\b", re.ASCII)),
+    ("GitHub token", re.compile(r"\bgithub_pat_[A-Za-z0-9_]{16,}\b", re.ASCII)),
+    ("Google API key", re.compile(r"\bAIza[A-Za-z0-9_-]{16,}\b", re.ASCII)),
+    ("Slack token", re.compile(r"\bxox[baprs]-[A-Za-z0-9-]{10,}\b", re.ASCII)),
+    ("AWS access key", re.compile(r"\b(?:AKIA|ASIA)[A-Z0-9]{16}\b", re.ASCII)),
+    ("private key", re.compile(r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----", re.ASCII)),
+)
+
+
+def find_potential_secrets(text: Any) -> list[str]:
+    """Labels of the secret shapes found in ``text``, in table order, without repeats."""
+    return _scan([text] if isinstance(text, str) else [])
+
+
+def _scan(texts: Iterable[str]) -> list[str]:
+    texts = list(texts)
+    labels: list[str] = []
+    for label, pattern in SECRET_PATTERNS:
+        if label not in labels and any(pattern.search(text) for text in texts):
+            labels.append(label)
+    return labels
+
+
+def _strings(value: Any) -> Iterable[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, Mapping):
+        for item in value.values():
+            yield from _strings(item)
+    elif isinstance(value, list | tuple):
+        for item in value:
+            yield from _strings(item)
+
+
+def find_secrets_in_memory(memory: Mapping[str, Any]) -> list[str]:
+    """Scan every raw string field of a memory, and its JSON form as the reference did."""
+    texts = list(_strings(memory))
+    texts.append(json.dumps(dict(memory), ensure_ascii=False, separators=(",", ":")))
+    return _scan(texts)

@@ -1,0 +1,718 @@
+"""The vault service: init, save, handoff, search, read and doctor over any memory backend.
+
+The CLI and the MCP server both call this module; storage is reached only through the backend
+returned by the ``ecc_memory_backend`` hook. Every call resolves roots afresh, scans the
+requested scopes (cheap: one stat per file) and consults the derived index for the parsed
+content, re-reading only documents whose stamp changed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import unicodedata
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ecc.errors import EccError
+from ecc.vault.backend import MemoryBackend, VaultStore
+from ecc.vault.format import (
+    DEFAULT_RECALL_SCOPES,
+    JS_WHITESPACE,
+    MAX_DOCUMENT_BYTES,
+    MEMORY_KINDS,
+    MEMORY_SCHEMA_VERSION,
+    MEMORY_SCOPES,
+    MEMORY_TRUST_STATES,
+    MemoryFormatError,
+    as_enum,
+    as_memory_id,
+    as_slug,
+    id_sort_key,
+    js_trim,
+    new_memory_id,
+    normalize_memory,
+    now_timestamp,
+    parse_memory_document,
+    serialize_memory_document,
+    summary,
+    utf16_length,
+)
+from ecc.vault.index import ScopeIndex
+from ecc.vault.secrets import find_secrets_in_memory
+
+# Far above the reference's 5,000 entries / 16 MiB, still bounded against hostile vaults.
+MAX_FILES = 250_000
+MAX_SCAN_BYTES = 1 << 30
+MAX_DIAGNOSTICS = 100
+MAX_RESULTS = 100
+DEFAULT_LIMIT = 20
+MAX_QUERY_CHARS = 500
+EXCERPT_CHARS = 240
+
+INVALID_MESSAGES = {
+    "suspected-secret": "Memory document was quarantined.",
+    "location-mismatch": "Memory metadata does not match its vault location.",
+    "invalid-document": "Memory document is invalid or unreadable.",
+}
+
+
+def validate_scopes(scopes: Any) -> list[str]:
+    """Requested scopes (default project+team), validated and in the given order."""
+    if scopes is None:
+        return list(DEFAULT_RECALL_SCOPES)
+    if isinstance(scopes, str):
+        scopes = [scopes]
+    if not isinstance(scopes, list | tuple):
+        raise MemoryFormatError("scopes must be an array.")
+    scopes = list(scopes)
+    if not scopes:
+        return list(DEFAULT_RECALL_SCOPES)
+    if len(scopes) > len(MEMORY_SCOPES):
+        raise MemoryFormatError(f"scopes has too many values (maximum {len(MEMORY_SCOPES)}).")
+    result = [as_enum(scope, "memory scope", MEMORY_SCOPES) for scope in scopes]
+    if len(set(result)) != len(result):
+        raise MemoryFormatError("scopes must not contain duplicate values.")
+    return result
+
+
+def tokenize(text: str) -> list[str]:
+    """Lower-cased maximal runs of Unicode letters, numbers, ``_`` and ``-``."""
+    tokens: list[str] = []
+    current: list[str] = []
+    for ch in text.lower():
+        if ch in "_-" or unicodedata.category(ch)[0] in "LN":
+            current.append(ch)
+        elif current:
+            tokens.append("".join(current))
+            current = []
+    if current:
+        tokens.append("".join(current))
+    return tokens
+
+
+def _collapse(text: str) -> str:
+    out: list[str] = []
+    in_space = False
+    for ch in text:
+        if ch in JS_WHITESPACE:
+            if not in_space:
+                out.append(" ")
+            in_space = True
+        else:
+            out.append(ch)
+            in_space = False
+    return js_trim("".join(out))
+
+
+def make_excerpt(body: str, query: str) -> str:
+    """Up to 240 UTF-16 units of the collapsed body around the first query token."""
+    text = _collapse(body)
+    if utf16_length(text) <= EXCERPT_CHARS:
+        return text
+    lowered = text.lower()
+    positions = [lowered.find(token) for token in tokenize(js_trim(query))]
+    positions = [position for position in positions if position >= 0]
+    index16 = utf16_length(lowered[: min(positions)]) if positions else 0
+    start = max(0, index16 - 60)
+    units = text.encode("utf-16-le")
+    total = len(units) // 2
+    end = min(total, start + EXCERPT_CHARS)
+    piece = units[start * 2 : end * 2].decode("utf-16-le", "ignore")  # never split a pair
+    return ("…" if start > 0 else "") + piece + ("…" if start + EXCERPT_CHARS < total else "")
+
+
+def normalize_limit(limit: Any) -> int:
+    if limit is None or isinstance(limit, bool):
+        return DEFAULT_LIMIT
+    try:
+        value = int(limit)
+    except (TypeError, ValueError, OverflowError):
+        return DEFAULT_LIMIT
+    if value == 0:
+        return DEFAULT_LIMIT
+    return max(1, min(MAX_RESULTS, value))
+
+
+def validate_query(query: Any) -> str:
+    text = js_trim(query) if isinstance(query, str) else ""
+    if utf16_length(text) > MAX_QUERY_CHARS:
+        raise MemoryFormatError(
+            f"memory search query is too long (maximum {MAX_QUERY_CHARS} characters)."
+        )
+    if any(
+        ord(ch) <= 0x1F
+        or 0x7F <= ord(ch) <= 0x9F
+        or 0x202A <= ord(ch) <= 0x202E
+        or 0x2066 <= ord(ch) <= 0x2069
+        or 0xD800 <= ord(ch) <= 0xDFFF
+        for ch in text
+    ):
+        raise MemoryFormatError("memory search query must not contain control characters.")
+    return text
+
+
+def _delimited(values: Sequence[str]) -> str:
+    return "\n" + "".join(f"{value}\n" for value in values)
+
+
+@dataclass
+class ScopeLoad:
+    scope: str
+    index: ScopeIndex
+    included: list[str] = field(default_factory=list)  # rels in walk order
+
+
+@dataclass
+class VaultLoad:
+    scopes: list[ScopeLoad] = field(default_factory=list)
+    invalid_files: list[dict[str, str]] = field(default_factory=list)
+    invalid_file_count: int = 0
+    skipped_symlinks: list[str] = field(default_factory=list)
+    skipped_symlink_count: int = 0
+    scanned_bytes: int = 0
+    truncated: bool = False
+
+    def diagnostics(self) -> dict[str, Any]:
+        return {
+            "invalidFiles": self.invalid_files,
+            "invalidFileCount": self.invalid_file_count,
+            "skippedSymlinks": self.skipped_symlinks,
+            "skippedSymlinkCount": self.skipped_symlink_count,
+            "scannedBytes": self.scanned_bytes,
+            "truncated": self.truncated,
+            "diagnosticsTruncated": self.invalid_file_count > len(self.invalid_files)
+            or self.skipped_symlink_count > len(self.skipped_symlinks),
+        }
+
+    def close(self) -> None:
+        for scope in self.scopes:
+            scope.index.close()
+
+
+class VaultService:
+    """All vault operations for one working directory and environment."""
+
+    def __init__(
+        self,
+        backend: MemoryBackend,
+        *,
+        cwd: Path | None = None,
+        env: Mapping[str, str] | None = None,
+        cache_dir: Path | bool | None = True,
+    ) -> None:
+        self.backend = backend
+        self.cwd = Path(cwd) if cwd is not None else Path.cwd()
+        self.env = dict(os.environ if env is None else env)
+        if cache_dir is True:
+            from ecc import paths
+
+            cache_dir = paths.cache_dir()
+        self.cache_dir: Path | None = cache_dir or None
+
+    def _open(self) -> VaultStore:
+        try:
+            return self.backend.open(self.cwd, self.env)
+        except OSError as exc:
+            raise EccError(f"Memory vault could not be opened: {exc.strerror or exc}.") from None
+
+    # -- writes ------------------------------------------------------------------------------
+
+    def init(self, scopes: Any = None) -> dict[str, Any]:
+        """Create the scope roots and kind directories (idempotent; project gets .gitignore)."""
+        requested = validate_scopes(scopes)
+        store = self._open()
+        try:
+            directories: list[str] = []
+            for scope in requested:
+                try:
+                    directories.extend(store.init(scope))
+                except OSError as exc:
+                    raise EccError(
+                        f"Memory scope {scope} could not be initialized: {exc.strerror or exc}."
+                    ) from None
+            roots = {scope: store.location(scope) for scope in MEMORY_SCOPES}
+        finally:
+            store.close()
+        return {
+            "schemaVersion": "ecc.memory.init.v1",
+            "scopes": requested,
+            "roots": roots,
+            "directories": directories,
+        }
+
+    def save(
+        self,
+        data: Mapping[str, Any],
+        *,
+        now: Callable[[], str] | None = None,
+        id_factory: Callable[[], str] | None = None,
+    ) -> dict[str, Any]:
+        """Validate, refuse secrets, then write create-only. Returns memory, vault path, file."""
+        stamp = now() if now else now_timestamp()
+
+        def pick(key: str, default: Any) -> Any:
+            value = data.get(key)
+            return default if value is None else value
+
+        memory_id = data.get("id")
+        if memory_id is None:
+            memory_id = id_factory() if id_factory else new_memory_id(stamp)
+        memory = normalize_memory(
+            {
+                "schema": MEMORY_SCHEMA_VERSION,
+                "id": memory_id,
+                "title": data.get("title"),
+                "kind": pick("kind", "note"),
+                "scope": pick("scope", "project"),
+                "trust": "unreviewed",
+                "status": "active",
+                "sourceHarness": pick("sourceHarness", "unknown"),
+                "targetHarnesses": list(pick("targetHarnesses", ["all"])),
+                "tags": list(pick("tags", [])),
+                "links": list(pick("links", [])),
+                "createdAt": stamp,
+                "updatedAt": stamp,
+                "body": data.get("body"),
+            }
+        )
+        labels = find_secrets_in_memory(memory)
+        if labels:
+            raise EccError(
+                f"Refusing to save memory containing a suspected secret ({', '.join(labels)})."
+            )
+        text = serialize_memory_document(memory)
+        scope, kind_dir, name = memory["scope"], f"{memory['kind']}s", f"{memory['id']}.md"
+        store = self._open()
+        try:
+            rel = store.create(
+                scope,
+                kind_dir,
+                name,
+                text,
+                f"Memory {memory['id']} already exists; writes are create-only.",
+            )
+            location = store.location(scope)
+        except OSError as exc:
+            raise EccError(f"Memory could not be written: {exc.strerror or exc}.") from None
+        finally:
+            store.close()
+        return {
+            "memory": memory,
+            "path": f"{scope}:{rel}",
+            "file": os.path.join(location, *rel.split("/")),
+        }
+
+    # -- loading -----------------------------------------------------------------------------
+
+    def load(self, scopes: Any = None) -> VaultLoad:
+        """Scan the scopes, refresh their indexes, and collect diagnostics in walk order."""
+        requested = validate_scopes(scopes)
+        store = self._open()
+        load = VaultLoad()
+        visited = 0
+        try:
+            for scope in requested:
+                if load.truncated or visited >= MAX_FILES or load.scanned_bytes >= MAX_SCAN_BYTES:
+                    load.truncated = True
+                    break
+                try:
+                    scan = store.scan(scope, MAX_FILES - visited)
+                except OSError as exc:
+                    raise EccError(
+                        f"Memory scope {scope} could not be read: {exc.strerror or exc}."
+                    ) from None
+                visited += scan.visited
+                load.truncated = load.truncated or scan.truncated
+                load.skipped_symlink_count += len(scan.symlinks)
+                room = MAX_DIAGNOSTICS - len(load.skipped_symlinks)
+                load.skipped_symlinks.extend(f"{scope}:{rel}" for rel in scan.symlinks[:room])
+                key = f"{self.backend.name}\x00{store.location(scope)}"
+                try:
+                    index = ScopeIndex(self.cache_dir, key)
+                    scope_load = self._refresh(store, scope, scan.documents, index, load)
+                except sqlite3.Error:
+                    index = ScopeIndex(None, key)  # the cache is unusable: work from memory
+                    scope_load = self._refresh(store, scope, scan.documents, index, load)
+                load.scopes.append(scope_load)
+        except BaseException:
+            load.close()
+            raise
+        finally:
+            store.close()
+        return load
+
+    def _refresh(
+        self,
+        store: VaultStore,
+        scope: str,
+        documents: Sequence[Any],
+        index: ScopeIndex,
+        load: VaultLoad,
+    ) -> ScopeLoad:
+        known = index.stamps()
+        upserts: list[tuple[Any, ...]] = []
+        scope_load = ScopeLoad(scope, index)
+        start_bytes, start_invalid = load.scanned_bytes, load.invalid_file_count
+        invalid_start = len(load.invalid_files)
+        for doc in documents:
+            if load.scanned_bytes >= MAX_SCAN_BYTES:
+                load.truncated = True
+                break
+            cached = known.get(doc.rel)
+            if cached is not None and cached[0] == doc.stamp and doc.stamp:
+                row = None
+                nbytes, code = cached[1], cached[2]
+            else:
+                row = self._build_row(store, scope, doc.rel, doc.stamp)
+                nbytes, code = row[2], row[3]
+            if load.scanned_bytes + nbytes > MAX_SCAN_BYTES:
+                load.truncated = True
+                break
+            load.scanned_bytes += nbytes
+            if row is not None:
+                upserts.append(row)
+            scope_load.included.append(doc.rel)
+            if code:
+                load.invalid_file_count += 1
+                if len(load.invalid_files) < MAX_DIAGNOSTICS:
+                    load.invalid_files.append(
+                        {
+                            "path": f"{scope}:{doc.rel}",
+                            "code": code,
+                            "message": INVALID_MESSAGES[code],
+                        }
+                    )
+        try:
+            index.apply(upserts, set(known) - set(scope_load.included))
+        except sqlite3.Error:
+            if not index.persistent:
+                raise
+            # Someone else holds the cache or it broke: redo this scope from memory.
+            index.close()
+            load.scanned_bytes, load.invalid_file_count = start_bytes, start_invalid
+            del load.invalid_files[invalid_start:]
+            return self._refresh(store, scope, documents, ScopeIndex(None, index.key), load)
+        return scope_load
+
+    @staticmethod
+    def _build_row(store: VaultStore, scope: str, rel: str, stamp: str) -> tuple[Any, ...]:
+        def invalid(code: str, nbytes: int) -> tuple[Any, ...]:
+            return (rel, stamp, nbytes, code, *([None] * 14))
+
+        try:
+            text = store.read(scope, rel, MAX_DOCUMENT_BYTES)
+        except Exception:
+            return invalid("invalid-document", 0)
+        nbytes = len(text.encode("utf-8"))
+        try:
+            memory = parse_memory_document(text, rel)
+        except MemoryFormatError:
+            return invalid("invalid-document", nbytes)
+        if memory["scope"] != scope or rel != f"{memory['kind']}s/{memory['id']}.md":
+            return invalid("location-mismatch", nbytes)
+        if find_secrets_in_memory(memory):
+            return invalid("suspected-secret", nbytes)
+        meta = " ".join(
+            [memory["kind"], memory["scope"], memory["sourceHarness"], *memory["targetHarnesses"]]
+        ).lower()
+        body_l = memory["body"].lower()
+        return (
+            rel,
+            stamp,
+            nbytes,
+            None,
+            memory["id"],
+            id_sort_key(memory["id"]),
+            memory["kind"],
+            memory["status"],
+            memory["updatedAt"],
+            json.dumps(summary(memory), ensure_ascii=False),
+            memory["title"].lower(),
+            _delimited([tag.lower() for tag in memory["tags"]]),
+            meta,
+            _delimited(memory["targetHarnesses"]),
+            _delimited(memory["links"]),
+            memory["body"],
+            body_l,
+            len(body_l),
+        )
+
+    # -- queries -----------------------------------------------------------------------------
+
+    @staticmethod
+    def _visibility(target_harness: str | None, params: dict[str, Any]) -> str:
+        if target_harness is None:
+            return ""
+        params["_all"] = "\nall\n"
+        params["_harness"] = f"\n{target_harness}\n"
+        return " AND (instr(targets_d, :_all) > 0 OR instr(targets_d, :_harness) > 0)"
+
+    def search(
+        self,
+        query: Any = "",
+        *,
+        scopes: Any = None,
+        kinds: Any = None,
+        trust: Any = None,
+        target_harness: Any = None,
+        limit: Any = None,
+    ) -> dict[str, Any]:
+        """Rank active memories by the reference's lexical score; newest first on ties."""
+        text = validate_query(query)
+        kind_list = None
+        if kinds is not None:
+            if isinstance(kinds, str):
+                kinds = [kinds]
+            from ecc.vault.format import as_array
+
+            kind_list = as_array(
+                list(kinds) if isinstance(kinds, tuple) else kinds,
+                "kinds",
+                len(MEMORY_KINDS),
+                lambda entry: as_enum(entry, "memory kind", MEMORY_KINDS),
+            )
+        if trust is not None:
+            as_enum(trust, "memory trust", MEMORY_TRUST_STATES)  # the only state: no filter
+        harness = as_slug(target_harness, "target harness") if target_harness is not None else None
+        count = normalize_limit(limit)
+        requested = validate_scopes(scopes)
+        load = self.load(requested)
+        try:
+            candidates: list[tuple[int, str, str, str, str, ScopeLoad]] = []
+            for scope_load in load.scopes:
+                for row in self._score(scope_load.index, text, kind_list, harness, count):
+                    candidates.append((*row, scope_load))
+            candidates.sort(key=lambda item: item[3])  # id key ascending
+            candidates.sort(key=lambda item: item[2], reverse=True)  # newer first
+            candidates.sort(key=lambda item: item[0], reverse=True)  # best score first
+            results = []
+            for score, summary_json, _updated, _key, rel, scope_load in candidates[:count]:
+                body = scope_load.index.query("SELECT body FROM docs WHERE rel = ?", (rel,))[0][0]
+                results.append(
+                    {
+                        "memory": json.loads(summary_json),
+                        "score": score,
+                        "excerpt": make_excerpt(body, text),
+                    }
+                )
+            return {
+                "schemaVersion": "ecc.memory.search.v1",
+                "query": query if isinstance(query, str) else "",
+                "results": results,
+                "diagnostics": load.diagnostics(),
+            }
+        finally:
+            load.close()
+
+    def _score(
+        self,
+        index: ScopeIndex,
+        text: str,
+        kinds: list[str] | None,
+        harness: str | None,
+        limit: int,
+    ) -> list[tuple[Any, ...]]:
+        params: dict[str, Any] = {"limit": limit}
+        where = "code IS NULL AND status = 'active'" + self._visibility(harness, params)
+        if kinds is not None:
+            names = []
+            for number, kind in enumerate(kinds):
+                params[f"k{number}"] = kind
+                names.append(f":k{number}")
+            where += f" AND kind IN ({','.join(names)})"
+        if not text:
+            score = "0"
+        else:
+            lowered = text.lower()
+            params["q"] = lowered
+            parts = [
+                "(CASE WHEN instr(title_l, :q) > 0 THEN 20 "
+                "WHEN instr(body_l, :q) > 0 THEN 5 ELSE 0 END)"
+            ]
+            for number, token in enumerate(dict.fromkeys(tokenize(lowered))):
+                t = f":t{number}"
+                params[f"t{number}"] = token
+                params[f"d{number}"] = f"\n{token}\n"
+                parts.append(
+                    f"(CASE WHEN instr(title_l, {t}) > 0 THEN 8 ELSE 0 END)"
+                    f" + (CASE WHEN instr(tags_d, :d{number}) > 0 THEN 6 ELSE 0 END)"
+                    f" + (CASE WHEN instr(meta_l, {t}) > 0 THEN 3 ELSE 0 END)"
+                    f" + (CASE WHEN instr(body_l, {t}) = 0 THEN 0 ELSE min(5, "
+                    f"(body_len - length(replace(body_l, {t}, ''))) / length({t})) END)"
+                )
+            score = " + ".join(parts)
+        having = " WHERE score > 0" if text else ""
+        sql = (
+            f"SELECT score, summary, updated_at, id_key, rel FROM ("
+            f"SELECT ({score}) AS score, summary, updated_at, id_key, rel FROM docs WHERE {where})"
+            f"{having} ORDER BY score DESC, updated_at DESC, id_key ASC LIMIT :limit"
+        )
+        return index.query(sql, params)
+
+    def read(
+        self, memory_id: Any, *, scopes: Any = None, target_harness: Any = None
+    ) -> dict[str, Any]:
+        """One memory by ID (any status) with its active backlinks."""
+        wanted = as_memory_id(memory_id)
+        harness = as_slug(target_harness, "target harness") if target_harness is not None else None
+        load = self.load(validate_scopes(scopes))
+        try:
+            params: dict[str, Any] = {"id": wanted, "d": f"\n{wanted}\n"}
+            visible = self._visibility(harness, params)
+            matches = []
+            backlinks: list[tuple[str, str]] = []
+            for scope_load in load.scopes:
+                for rel, summary_json, body in scope_load.index.query(
+                    f"SELECT rel, summary, body FROM docs WHERE code IS NULL AND id = :id{visible}",
+                    params,
+                ):
+                    matches.append((scope_load.scope, rel, summary_json, body))
+                backlinks.extend(
+                    scope_load.index.query(
+                        "SELECT id_key, summary FROM docs WHERE code IS NULL AND status = 'active'"
+                        f" AND instr(links_d, :d) > 0{visible}",
+                        params,
+                    )
+                )
+            if not matches:
+                raise EccError(f"Memory {wanted} was not found.")
+            if len(matches) > 1:
+                raise EccError(f"Memory {wanted} is duplicated in {len(matches)} files.")
+            scope, rel, summary_json, body = matches[0]
+            backlinks.sort(key=lambda item: item[0])
+            return {
+                "schemaVersion": "ecc.memory.read.v1",
+                "memory": {**json.loads(summary_json), "body": body},
+                "path": f"{scope}:{rel}",
+                "backlinks": [json.loads(item[1]) for item in backlinks[:MAX_DIAGNOSTICS]],
+                "backlinksTruncated": len(backlinks) > MAX_DIAGNOSTICS,
+            }
+        finally:
+            load.close()
+
+    def doctor(self, *, scopes: Any = None, target_harness: Any = None) -> dict[str, Any]:
+        """Report invalid files, duplicate IDs, broken links and symlinks. Never modifies."""
+        load = self.load(validate_scopes(scopes))
+        try:
+            harness = (
+                as_slug(target_harness, "target harness") if target_harness is not None else None
+            )
+            params: dict[str, Any] = {}
+            visible = self._visibility(harness, params)
+            entries: list[tuple[str, str, list[str]]] = []  # (vault path, id, links) load order
+            for scope_load in load.scopes:
+                rows = {
+                    rel: (memory_id, links_d)
+                    for rel, memory_id, links_d in scope_load.index.query(
+                        f"SELECT rel, id, links_d FROM docs WHERE code IS NULL{visible}", params
+                    )
+                }
+                for rel in scope_load.included:
+                    if rel in rows:
+                        memory_id, links_d = rows[rel]
+                        entries.append(
+                            (
+                                f"{scope_load.scope}:{rel}",
+                                memory_id,
+                                [x for x in links_d.split("\n") if x],
+                            )
+                        )
+            paths_by_id: dict[str, list[str]] = {}
+            for path, memory_id, _links in entries:
+                paths_by_id.setdefault(memory_id, []).append(path)
+            duplicates = sorted(
+                (
+                    {"id": memory_id, "paths": paths}
+                    for memory_id, paths in paths_by_id.items()
+                    if len(paths) > 1
+                ),
+                key=lambda item: id_sort_key(item["id"]),
+            )
+            broken = [
+                {"sourceId": memory_id, "targetId": target, "path": path}
+                for path, memory_id, links in entries
+                for target in links
+                if target not in paths_by_id
+            ]
+            broken.sort(key=lambda item: id_sort_key(item["sourceId"]))  # stable: load order
+            diagnostics = load.diagnostics()
+            ok = (
+                load.invalid_file_count == 0
+                and not duplicates
+                and not broken
+                and load.skipped_symlink_count == 0
+                and not load.truncated
+            )
+            return {
+                "schemaVersion": "ecc.memory.doctor.v1",
+                "ok": ok,
+                "memoryCount": len(entries),
+                "invalidFiles": load.invalid_files,
+                "invalidFileCount": load.invalid_file_count,
+                "duplicateIds": duplicates[:MAX_DIAGNOSTICS],
+                "duplicateIdCount": len(duplicates),
+                "brokenLinks": broken[:MAX_DIAGNOSTICS],
+                "brokenLinkCount": len(broken),
+                "skippedSymlinks": load.skipped_symlinks,
+                "skippedSymlinkCount": load.skipped_symlink_count,
+                "scannedBytes": load.scanned_bytes,
+                "truncated": load.truncated,
+                "diagnosticsTruncated": diagnostics["diagnosticsTruncated"]
+                or len(duplicates) > MAX_DIAGNOSTICS
+                or len(broken) > MAX_DIAGNOSTICS,
+            }
+        finally:
+            load.close()
+
+
+def memory_settings() -> tuple[str, dict[str, Any]]:
+    """``memory.backend`` and ``memory.settings`` from config, read cheaply when possible.
+
+    The memory commands run on agents' hot paths; reading the few TOML layers directly avoids
+    loading pydantic. ``ecc -c`` overrides take the full configuration path.
+    """
+    from ecc import config
+
+    if config._overrides or config._current is not None:
+        settings = config.get_config().memory
+        return settings.backend, dict(settings.settings)
+    import tomllib
+
+    from ecc import paths
+
+    backend, options = "files", {}
+    layers: list[Path | None] = [paths.user_config_file(), paths.project_config_file()]
+    if os.environ.get("ECC_CONFIG"):
+        layers.append(Path(os.environ["ECC_CONFIG"]).expanduser())
+    for layer in layers:
+        if layer is None or not layer.is_file():
+            continue
+        try:
+            data = tomllib.loads(layer.read_text("utf-8"))
+        except (OSError, ValueError):
+            settings = config.get_config().memory  # let the full loader report the problem
+            return settings.backend, dict(settings.settings)
+        table = data.get("memory", {})
+        if isinstance(table, dict):
+            backend = table.get("backend", backend)
+            if isinstance(table.get("settings"), dict):
+                options = {**options, **table["settings"]}
+    env_backend = os.environ.get("ECC__MEMORY__BACKEND")
+    if env_backend:
+        backend = env_backend
+    if not isinstance(backend, str) or any(k.startswith("ECC__MEMORY__S") for k in os.environ):
+        settings = config.get_config().memory
+        return settings.backend, dict(settings.settings)
+    return backend, options
+
+
+def open_service(*, cwd: Path | None = None, env: Mapping[str, str] | None = None) -> VaultService:
+    """The vault service on the configured backend (obtained through the plugin hook)."""
+    from ecc.vault.backend import load_backend
+
+    name, settings = memory_settings()
+    return VaultService(load_backend(name, settings), cwd=cwd, env=env)

@@ -1,0 +1,211 @@
+"""The built-in ``files`` memory backend: ``ecc.memory.v1`` Markdown files on disk.
+
+Layout: ``<scope root>/<kind>s/<id>.md``; project scope root holds a fail-closed ``.gitignore``.
+Every operation starts from the scope root opened with ``O_NOFOLLOW`` and continues through
+directory descriptors, so a symlink swapped in during an operation is never followed.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from ecc.errors import EccError
+from ecc.hookspecs import hookimpl
+from ecc.vault import safefs
+from ecc.vault.backend import DocumentRef, ScanResult
+from ecc.vault.format import MEMORY_KINDS
+from ecc.vault.roots import VaultRoots, require_roots, resolve_vault_roots
+
+GITIGNORE = b"*\n!.gitignore\n"
+GITIGNORE_MAX = 131072
+MAX_DEPTH = 8
+
+
+class FilesStore:
+    """The files backend bound to the roots of one invocation."""
+
+    def __init__(self, roots: VaultRoots) -> None:
+        self.roots = roots
+        self._dir_fds: dict[tuple[str, str], int] = {}
+
+    # -- roots ---------------------------------------------------------------------------------
+
+    def _checked_root(self, scope: str) -> Path:
+        root, boundary = require_roots(self.roots, scope)
+        safefs.assert_within(root, boundary, "access memory through a symlink")
+        if os.path.islink(root):
+            raise safefs.UnsafePathError(f"Refusing to access memory through symlink root: {root}")
+        return root
+
+    def _open_root(self, root: Path) -> int:
+        fd = safefs.open_dir(root)
+        try:
+            if not safefs.same_file_identity(os.fstat(fd), os.stat(os.path.realpath(root))):
+                raise safefs.UnsafePathError(
+                    f"Refusing to access memory through symlink root: {root}"
+                )
+        except BaseException:
+            os.close(fd)
+            raise
+        return fd
+
+    def _ensure_root(self, scope: str) -> tuple[Path, int]:
+        root = self._checked_root(scope)
+        safefs.make_private_dirs(root)
+        fd = self._open_root(root)
+        if scope == "project":
+            try:
+                self._ensure_gitignore(fd, root)
+            except BaseException:
+                os.close(fd)
+                raise
+        return root, fd
+
+    def _ensure_gitignore(self, root_fd: int, root: Path) -> None:
+        message = "Project memory .gitignore does not contain the required fail-closed rules."
+        try:
+            safefs.create_only(
+                root_fd,
+                ".gitignore",
+                GITIGNORE,
+                exists_message=message,
+                label_path=str(root / ".gitignore"),
+            )
+            return
+        except safefs.AlreadyExistsError:
+            pass
+        content = safefs.read_regular_text_file(
+            ".gitignore", GITIGNORE_MAX, "project memory .gitignore", dir_fd=root_fd
+        )
+        if content.encode("utf-8") != GITIGNORE:
+            raise EccError(message)
+
+    def _kind_dir(self, root_fd: int, root: Path, kind_dir: str) -> int:
+        path = root / kind_dir
+        safefs.assert_within(path, str(root), "access memory directory")
+        return safefs.ensure_subdir(root_fd, kind_dir, label_path=str(path))
+
+    # -- VaultStore ----------------------------------------------------------------------------
+
+    def location(self, scope: str) -> str:
+        root, _ = require_roots(self.roots, scope)
+        return str(root)
+
+    def init(self, scope: str) -> list[str]:
+        root, fd = self._ensure_root(scope)
+        created = []
+        try:
+            for kind in MEMORY_KINDS:
+                os.close(self._kind_dir(fd, root, f"{kind}s"))
+                created.append(str(root / f"{kind}s"))
+        finally:
+            os.close(fd)
+        return created
+
+    def create(self, scope: str, kind_dir: str, name: str, text: str, exists_message: str) -> str:
+        root, fd = self._ensure_root(scope)
+        try:
+            kind_fd = self._kind_dir(fd, root, kind_dir)
+            try:
+                destination = root / kind_dir / name
+                safefs.assert_within(destination, str(root), "write memory")
+                safefs.create_only(
+                    kind_fd,
+                    name,
+                    text.encode("utf-8"),
+                    exists_message=exists_message,
+                    label_path=str(destination),
+                )
+            finally:
+                os.close(kind_fd)
+        finally:
+            os.close(fd)
+        return f"{kind_dir}/{name}"
+
+    def scan(self, scope: str, remaining_entries: int) -> ScanResult:
+        root = self._checked_root(scope)
+        result = ScanResult()
+        try:
+            fd = self._open_root(root)
+        except FileNotFoundError:
+            return result
+        self._dir_fds[(scope, "")] = fd
+        self._walk(scope, fd, "", 0, remaining_entries, result)
+        return result
+
+    def _walk(
+        self, scope: str, fd: int, prefix: str, depth: int, budget: int, result: ScanResult
+    ) -> None:
+        if depth > MAX_DEPTH or result.visited >= budget:
+            result.truncated = True
+            return
+        with os.scandir(fd) as iterator:
+            entries = sorted(iterator, key=lambda entry: entry.name)
+        for entry in entries:
+            if result.visited >= budget:
+                result.truncated = True
+                return
+            result.visited += 1
+            rel = f"{prefix}{entry.name}"
+            if entry.is_symlink():
+                result.symlinks.append(_printable(rel))
+                continue
+            hidden = entry.name.startswith(".")
+            if entry.is_dir(follow_symlinks=False):
+                if hidden:
+                    continue
+                try:
+                    child = safefs.open_dir(entry.name, dir_fd=fd)
+                except OSError:
+                    continue  # unreadable directory: nothing below it can be listed
+                self._dir_fds[(scope, rel)] = child
+                self._walk(scope, child, f"{rel}/", depth + 1, budget, result)
+            elif not hidden and entry.name.endswith(".md") and entry.is_file(follow_symlinks=False):
+                if _printable(rel) != rel:  # not UTF-8: listed, and reported as unreadable
+                    result.documents.append(DocumentRef(_printable(rel), ""))
+                    continue
+                info = entry.stat(follow_symlinks=False)
+                stamp = (
+                    f"{info.st_dev}:{info.st_ino}:{info.st_size}:"
+                    f"{info.st_mtime_ns}:{info.st_ctime_ns}"
+                )
+                result.documents.append(DocumentRef(rel, stamp))
+
+    def read(self, scope: str, rel: str, max_bytes: int) -> str:
+        directory, _, name = rel.rpartition("/")
+        fd = self._dir_fds.get((scope, directory))
+        if fd is None:
+            raise EccError("memory document was not scanned")
+        return safefs.read_regular_text_file(name, max_bytes, "memory document", dir_fd=fd)
+
+    def close(self) -> None:
+        for fd in self._dir_fds.values():
+            os.close(fd)
+        self._dir_fds.clear()
+
+
+def _printable(rel: str) -> str:
+    """Names that are not valid UTF-8 are shown with replacement characters."""
+    return rel.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+
+
+class FilesBackend:
+    """Factory returned by the hook; ``open`` resolves roots afresh for every invocation."""
+
+    name = "files"
+
+    def __init__(self, settings: Mapping[str, Any]) -> None:
+        self.settings = dict(settings)
+
+    def open(self, cwd: Path, env: Mapping[str, str]) -> FilesStore:
+        return FilesStore(resolve_vault_roots(cwd, None, env))
+
+
+@hookimpl
+def ecc_memory_backend(name: str, settings: dict[str, Any]) -> FilesBackend | None:
+    if name != "files":
+        return None
+    return FilesBackend(settings)
