@@ -1,0 +1,197 @@
+"""``ecc daemon``: the background caretaker of the session store.
+
+Each pass runs these steps, each isolated (an error is logged and the pass goes on):
+
+1. **recover** — judge every active session's runner on every pass, by pid plus process identity
+   (on this host) and by heartbeat age (anywhere): a dead runner means failed with the reason (its
+   leftover harness process group is killed); an overdue heartbeat means stale, or failed and
+   terminated when ``auto_terminate_stale_sessions``; a fresh heartbeat brings stale back to
+   running. Nothing is re-run implicitly, except a pending session no runner ever claimed.
+2. **dispatch** — give free slots to queued sessions (runners also do this when they finish).
+3. **prune** — only when ``prune_worktrees`` is on: finished sessions older than
+   ``worktree_retention_secs`` lose a clean worktree; a branch goes only when merged.
+
+SIGTERM/SIGINT stop the loop between steps. A lock keeps a second daemon off the same store.
+"""
+
+from __future__ import annotations
+
+import logging
+import signal
+import threading
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ecc.sessions import procs
+from ecc.sessions.executor import get_executor
+from ecc.sessions.models import TERMINAL, State, age_seconds
+from ecc.sessions.store import Store
+
+if TYPE_CHECKING:
+    from ecc.config import Config
+
+log = logging.getLogger("ecc.daemon")
+
+UNCLAIMED_GRACE_SECS = 10.0  # a pending session no runner has claimed for this long is re-submitted
+
+
+def recover(store: Store, config: Config) -> list[dict[str, Any]]:
+    """Mark sessions whose runner died or went silent; returns what was done."""
+    actions: list[dict[str, Any]] = []
+    timeout = float(config.session_timeout_secs)
+    for session in store.list_sessions([State.PENDING, State.QUEUED, State.RUNNING, State.STALE]):
+        executor = get_executor(session.executor)
+        local = executor.is_local(session)
+        runner_alive = procs.alive(session.runner_pid, session.runner_token) if local else None
+        beat_age = age_seconds(session.heartbeat_at or session.updated_at) or 0.0
+        if session.state in (State.PENDING, State.QUEUED):
+            if session.runner_pid is not None and local and not runner_alive:
+                if session.state == State.QUEUED:
+                    store.release_runner(session.id, session.runner_pid)
+                    actions.append({"id": session.id, "action": "released dead queued runner"})
+                else:
+                    reason = f"runner process {session.runner_pid} died before starting the harness"
+                    store.transition(session.id, State.FAILED, reason)
+                    actions.append({"id": session.id, "action": "failed", "reason": reason})
+            elif (
+                session.state == State.PENDING
+                and session.runner_pid is None
+                and not session.stop_requested
+                and (age_seconds(session.updated_at) or 0.0) > UNCLAIMED_GRACE_SECS
+            ):
+                executor.submit(session)  # a duplicate runner is refused by the claim
+                store.add_event(session.id, "daemon", "re-submitted: no runner had claimed it")
+                actions.append({"id": session.id, "action": "resubmitted"})
+            continue
+        if local and not runner_alive:
+            reason = f"runner process {session.runner_pid} died without recording an exit"
+            if session.harness_pgid and procs.group_alive(session.harness_pgid):
+                how = procs.terminate_group(session.harness_pgid, config.stop_grace_secs)
+                reason += f"; its harness process group {session.harness_pgid} ended by {how}"
+            store.transition(session.id, State.FAILED, reason, harness_pid=None)
+            actions.append({"id": session.id, "action": "failed", "reason": reason})
+            _notify_failed(store, session.id, reason, config)
+            continue
+        if beat_age > timeout:
+            overdue = f"no heartbeat for {beat_age:.0f}s (session_timeout_secs={timeout:g})"
+            if config.auto_terminate_stale_sessions:
+                if local and session.harness_pgid:
+                    procs.terminate_group(session.harness_pgid, config.stop_grace_secs)
+                    executor.interrupt(session)
+                reason = overdue + "; terminated (auto_terminate_stale_sessions)"
+                store.transition(session.id, State.FAILED, reason, harness_pid=None)
+                actions.append({"id": session.id, "action": "failed", "reason": reason})
+                _notify_failed(store, session.id, reason, config)
+            elif session.state == State.RUNNING:
+                store.transition(session.id, State.STALE, overdue)
+                actions.append({"id": session.id, "action": "stale", "reason": overdue})
+        elif session.state == State.STALE:
+            store.transition(session.id, State.RUNNING, "heartbeat resumed")
+            actions.append({"id": session.id, "action": "running again"})
+    return actions
+
+
+def _notify_failed(store: Store, session_id: str, reason: str, config: Config) -> None:
+    try:
+        from ecc.notify import send
+        from ecc.types import Notification
+
+        send(
+            Notification(
+                event="session_failed",
+                title=f"ecc session {session_id} failed",
+                body=reason,
+                session_id=session_id,
+            ),
+            config,
+        )
+    except Exception as exc:
+        log.warning("notification failed: %s", exc)
+
+
+def dispatch(store: Store, config: Config) -> list[str]:
+    from ecc.sessions.manager import dispatch_queued
+
+    return dispatch_queued(store, config)
+
+
+def prune(store: Store, config: Config, *, force_all: bool = False) -> list[dict[str, Any]]:
+    """Remove finished sessions' worktrees past retention (clean ones only; merged branches)."""
+    from ecc import worktrees
+
+    results = []
+    for session in store.list_sessions(sorted(TERMINAL)):
+        if not session.worktree_path or not session.worktree_branch:
+            continue
+        age = age_seconds(session.ended_at or session.updated_at) or 0.0
+        if not force_all and age < config.worktree_retention_secs:
+            continue
+        path = Path(session.worktree_path)
+        repo = Path(session.repo_root or session.project_dir)
+        if not path.is_dir() and not worktrees.branch_exists(repo, session.worktree_branch):
+            continue
+        outcome = worktrees.remove(
+            repo, path, session.worktree_branch, session.base_branch or session.base_commit
+        )
+        if outcome.worktree_removed:
+            kept = f"; kept: {outcome.kept_reason}" if outcome.kept_reason else ""
+            store.add_event(session.id, "worktree", "worktree pruned" + kept)
+        results.append({"id": session.id, **outcome.as_dict()})
+    return results
+
+
+class Daemon:
+    def __init__(self, store: Store, config: Config, interval: float) -> None:
+        self.store = store
+        self.config = config
+        self.interval = interval
+        self.stopping = threading.Event()
+
+    def steps(self) -> list[tuple[str, Any]]:
+        steps: list[tuple[str, Any]] = [
+            ("recover", lambda: recover(self.store, self.config)),
+            ("dispatch", lambda: dispatch(self.store, self.config)),
+        ]
+        if self.config.prune_worktrees:
+            steps.append(("prune", lambda: prune(self.store, self.config)))
+        return steps
+
+    def run_pass(self) -> dict[str, Any]:
+        report: dict[str, Any] = {}
+        for name, step in self.steps():
+            if self.stopping.is_set():
+                break
+            try:
+                result = step()
+                report[name] = result
+                if result:
+                    log.info("%s: %s", name, result)
+            except Exception as exc:  # one failing step must not stop the others
+                log.exception("step %s failed", name)
+                report[name] = {"error": f"{type(exc).__name__}: {exc}"}
+        return report
+
+    def serve(self, once: bool = False) -> dict[str, Any]:
+        lock = self.store.daemon_lock()
+        lock.acquire()
+        previous = {
+            sig: signal.signal(sig, lambda *_: self.stopping.set())
+            for sig in (signal.SIGTERM, signal.SIGINT)
+        }
+        try:
+            log.info("daemon started (pid lock %s, interval %gs)", lock.path, self.interval)
+            report = self.run_pass()
+            while not once and not self.stopping.is_set():
+                self.stopping.wait(self.interval)
+                if self.stopping.is_set():
+                    break
+                started = time.monotonic()
+                report = self.run_pass()
+                log.debug("pass took %.3fs", time.monotonic() - started)
+            log.info("daemon stopped")
+            return report
+        finally:
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
+            lock.release()
