@@ -1,4 +1,17 @@
-"""ecc adapter for the Gemini CLI: ``gemini -p TASK`` (the prompt is the value of ``-p``)."""
+"""ecc adapter for the Gemini CLI: headless ``gemini --prompt=TASK -o stream-json``.
+
+Command: ``gemini --output-format=stream-json --skip-trust [--model=M] [--include-directories=D]...
+[--approval-mode=MODE] [--resume=SESSION_ID] --prompt=TASK``. The prompt is the value of
+``--prompt`` in one ``--prompt=TASK`` element, emitted last (the reference's bare ``-p`` before
+other flags relied on the parser), so a task starting with ``-`` stays the prompt.
+``--skip-trust`` trusts the session directory for this run only: headless runs cannot answer the
+trust dialog.
+
+Profile: ``model``, ``add_dirs`` and ``permission_mode`` (as ``--approval-mode``, see
+:data:`APPROVAL_MODES`) are flags; ``allowed_tools``, ``max_budget_usd``, ``append_system_prompt``
+and ``token_budget`` are folded into the prompt. ``disallowed_tools`` is refused: the CLI has no
+flag that removes a tool, and a sentence in the prompt would not stop the agent.
+"""
 
 from __future__ import annotations
 
@@ -6,22 +19,34 @@ from pathlib import Path
 
 from ecc.config import AgentProfile
 from ecc.hookspecs import hookimpl
-from ecc.profiles import render_task
-from ecc.types import HarnessInfo, LaunchContext, ProfileTranslation
+from ecc.profiles import opt, refuse_if_any, render_task
+from ecc.types import HarnessInfo, LaunchContext, OutputEvent, ProfileTranslation
+from ecc_adapter_gemini.output import parse_line
 
 NAME = "gemini"
+PROGRAM = "gemini"
 MARKERS = (".gemini", "GEMINI.md")
-PROFILE_FIELDS = frozenset({"model", "add_dirs"})
+PROFILE_FIELDS = frozenset({"model", "add_dirs", "permission_mode"})
+_NOT_FOLDED = PROFILE_FIELDS | {"disallowed_tools"}
+# profile permission_mode (Claude's names and gemini's own) -> --approval-mode
+APPROVAL_MODES = {
+    "default": "default",
+    "acceptEdits": "auto_edit",
+    "auto_edit": "auto_edit",
+    "bypassPermissions": "yolo",
+    "yolo": "yolo",
+    "plan": "plan",
+}
 
 
 @hookimpl
 def ecc_harnesses() -> HarnessInfo:
     return HarnessInfo(
         name=NAME,
-        program="gemini",
-        description="Gemini CLI, non-interactive prompt mode",
+        program=PROGRAM,
+        description="Gemini CLI, headless prompt mode (stream-json output)",
         aliases=("gemini-cli",),
-        capabilities=frozenset({"direct"}),
+        capabilities=frozenset({"direct", "structured_output", "resume"}),
         profile_fields=PROFILE_FIELDS,
     )
 
@@ -31,24 +56,66 @@ def ecc_translate_profile(harness: str, profile: AgentProfile) -> ProfileTransla
     if harness != NAME:
         return None
     args: list[str] = []
+    refused: dict[str, str] = {}
     if profile.model:
-        args += ["-m", profile.model]
-    if profile.add_dirs:
-        args += ["--include-directories", ",".join(profile.add_dirs)]
-    return ProfileTranslation(args=args, prompt_prefix=render_task("", profile, PROFILE_FIELDS))
+        args.append(opt("--model", profile.model))
+    for directory in profile.add_dirs:
+        args.append(opt("--include-directories", directory))
+    if profile.permission_mode:
+        mode = APPROVAL_MODES.get(profile.permission_mode)
+        if mode:
+            args.append(opt("--approval-mode", mode))
+        else:
+            refused["permission_mode"] = (
+                f"no gemini approval mode matches {profile.permission_mode!r} (known: "
+                + ", ".join(APPROVAL_MODES)
+                + ")"
+            )
+    if profile.disallowed_tools:
+        refused["disallowed_tools"] = (
+            "gemini has no flag that removes a tool; use permission_mode 'plan' (read-only)"
+        )
+    return ProfileTranslation(
+        args=args, prompt_prefix=render_task("", profile, _NOT_FOLDED), refused=refused
+    )
+
+
+def _argv(launch: LaunchContext, resume_id: str | None) -> list[str]:
+    argv = [PROGRAM, "--output-format=stream-json", "--skip-trust"]
+    if launch.profile is not None:
+        translation = ecc_translate_profile(NAME, launch.profile)
+        assert translation is not None
+        refuse_if_any(NAME, translation)
+        argv += translation.args
+    if resume_id:
+        argv.append(opt("--resume", resume_id))
+    return [*argv, opt("--prompt", render_task(launch.task, launch.profile, _NOT_FOLDED))]
 
 
 @hookimpl
 def ecc_build_command(harness: str, launch: LaunchContext) -> list[str] | None:
+    return _argv(launch, None) if harness == NAME else None
+
+
+@hookimpl
+def ecc_resume_command(
+    harness: str, launch: LaunchContext, harness_session_id: str | None
+) -> list[str] | None:
+    # gemini keeps sessions per project directory: the resume must run in the same directory.
+    return _argv(launch, harness_session_id) if harness == NAME else None
+
+
+@hookimpl
+def ecc_session_env(harness: str, launch: LaunchContext) -> dict[str, str] | None:
+    # gemini needs nothing of its own beyond the core's ECC_* variables.
+    return {} if harness == NAME else None
+
+
+@hookimpl
+def ecc_parse_output_line(harness: str, line: str, stream: str) -> list[OutputEvent] | None:
     if harness != NAME:
         return None
-    argv = ["gemini"]
-    if launch.profile is not None:
-        translation = ecc_translate_profile(NAME, launch.profile)
-        assert translation is not None
-        argv += translation.args
-    # -p takes the prompt as its value: emit it last, as a pair (the reference's bare -p is fragile).
-    return [*argv, "-p", render_task(launch.task, launch.profile, PROFILE_FIELDS)]
+    return parse_line(line) if stream == "stdout" else []
 
 
 @hookimpl
