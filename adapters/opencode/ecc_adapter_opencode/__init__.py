@@ -1,4 +1,15 @@
-"""ecc adapter for OpenCode: ``opencode run`` with the session directory and title."""
+"""ecc adapter for OpenCode: ``opencode run --format=json`` in the session directory.
+
+Command: ``opencode run --format=json --dir=DIR --title=ecc-ID [--model=M] [--auto|--agent=plan]
+[--session=SESSION_ID] -- TASK``: flag values as ``--flag=value`` and the task after ``--``.
+
+Profile: ``model`` is a flag; ``permission_mode`` maps to ``--auto`` (``bypassPermissions``) or
+the read-only ``plan`` agent (``plan``), ``default``/``acceptEdits`` keep OpenCode's own
+permission settings; ``add_dirs``, ``allowed_tools``, ``max_budget_usd``,
+``append_system_prompt`` and ``token_budget`` are folded into the prompt. ``disallowed_tools`` is
+refused: ``opencode run`` has no flag that removes a tool, and a sentence in the prompt would not
+stop the agent.
+"""
 
 from __future__ import annotations
 
@@ -6,21 +17,32 @@ from pathlib import Path
 
 from ecc.config import AgentProfile
 from ecc.hookspecs import hookimpl
-from ecc.profiles import render_task
-from ecc.types import HarnessInfo, LaunchContext, ProfileTranslation
+from ecc.profiles import opt, refuse_if_any, render_task
+from ecc.types import HarnessInfo, LaunchContext, OutputEvent, ProfileTranslation
+from ecc_adapter_opencode.output import parse_line
 
 NAME = "opencode"
-MARKERS = (".opencode", "opencode.json")
-PROFILE_FIELDS = frozenset({"model"})
+PROGRAM = "opencode"
+MARKERS = (".opencode", "opencode.json", "opencode.jsonc")
+PROFILE_FIELDS = frozenset({"model", "permission_mode"})
+_NOT_FOLDED = PROFILE_FIELDS | {"disallowed_tools"}
+PERMISSION_FLAGS: dict[str, list[str]] = {
+    "default": [],
+    "acceptEdits": [],
+    "bypassPermissions": ["--auto"],
+    "auto": ["--auto"],
+    "plan": ["--agent=plan"],
+}
 
 
 @hookimpl
 def ecc_harnesses() -> HarnessInfo:
     return HarnessInfo(
         name=NAME,
-        program="opencode",
-        description="OpenCode CLI, non-interactive run mode",
-        capabilities=frozenset({"direct"}),
+        program=PROGRAM,
+        description="OpenCode CLI, non-interactive run mode (JSON events)",
+        aliases=("open-code",),
+        capabilities=frozenset({"direct", "structured_output", "resume"}),
         profile_fields=PROFILE_FIELDS,
     )
 
@@ -29,18 +51,65 @@ def ecc_harnesses() -> HarnessInfo:
 def ecc_translate_profile(harness: str, profile: AgentProfile) -> ProfileTranslation | None:
     if harness != NAME:
         return None
-    args = ["--model", profile.model] if profile.model else []
-    return ProfileTranslation(args=args, prompt_prefix=render_task("", profile, PROFILE_FIELDS))
+    args: list[str] = []
+    refused: dict[str, str] = {}
+    if profile.model:
+        args.append(opt("--model", profile.model))
+    if profile.permission_mode:
+        flags = PERMISSION_FLAGS.get(profile.permission_mode)
+        if flags is None:
+            refused["permission_mode"] = (
+                f"no opencode equivalent of {profile.permission_mode!r} (known: "
+                + ", ".join(PERMISSION_FLAGS)
+                + ")"
+            )
+        else:
+            args += flags
+    if profile.disallowed_tools:
+        refused["disallowed_tools"] = (
+            "opencode run has no flag that removes a tool; deny it in opencode.json 'permission'"
+        )
+    return ProfileTranslation(
+        args=args, prompt_prefix=render_task("", profile, _NOT_FOLDED), refused=refused
+    )
+
+
+def _argv(launch: LaunchContext, resume_id: str | None) -> list[str]:
+    argv = [PROGRAM, "run", "--format=json", opt("--dir", launch.working_dir)]
+    argv.append(opt("--title", launch.session_name))
+    if launch.profile is not None:
+        translation = ecc_translate_profile(NAME, launch.profile)
+        assert translation is not None
+        refuse_if_any(NAME, translation)
+        argv += translation.args
+    if resume_id:
+        argv.append(opt("--session", resume_id))
+    return [*argv, "--", render_task(launch.task, launch.profile, _NOT_FOLDED)]
 
 
 @hookimpl
 def ecc_build_command(harness: str, launch: LaunchContext) -> list[str] | None:
+    return _argv(launch, None) if harness == NAME else None
+
+
+@hookimpl
+def ecc_resume_command(
+    harness: str, launch: LaunchContext, harness_session_id: str | None
+) -> list[str] | None:
+    return _argv(launch, harness_session_id) if harness == NAME else None
+
+
+@hookimpl
+def ecc_session_env(harness: str, launch: LaunchContext) -> dict[str, str] | None:
+    # Never let a headless run stall on opencode's background plugin install (real-harnesses.md).
+    return {"OPENCODE_DISABLE_AUTOUPDATE": "1"} if harness == NAME else None
+
+
+@hookimpl
+def ecc_parse_output_line(harness: str, line: str, stream: str) -> list[OutputEvent] | None:
     if harness != NAME:
         return None
-    argv = ["opencode", "run", "--dir", str(launch.working_dir), "--title", launch.session_name]
-    if launch.profile is not None and launch.profile.model:
-        argv += ["--model", launch.profile.model]
-    return [*argv, render_task(launch.task, launch.profile, PROFILE_FIELDS)]
+    return parse_line(line) if stream == "stdout" else []
 
 
 @hookimpl

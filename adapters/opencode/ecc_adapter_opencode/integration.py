@@ -1,0 +1,197 @@
+"""OpenCode hooks: a plugin module whose ``tool.execute.before`` runs ``ecc hook``.
+
+OpenCode has no command hooks; its equivalent is a JS plugin. ``ecc hooks install --harness
+opencode`` writes ``ecc-hooks.js`` (``<project>/.opencode/`` with ``--project``,
+``$XDG_CONFIG_HOME/opencode/`` with ``--user``) and lists it as ``file://…`` in the ``plugin``
+array of the matching ``opencode.json``. Before each tool call the module pipes
+``{"event": "tool.execute.before", "tool", "sessionID", "callID", "args"}`` into
+``ecc hook --harness opencode``; exit status 2 makes it throw, which stops the tool and shows the
+reason (stderr) to the agent. OpenCode cannot ask: ``require_confirmation`` is denied.
+
+Loaded on its own by ``ecc hook``'s hot path: it imports nothing from its package.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from ecc.hookspecs import hookimpl
+from ecc.types import (
+    HookDecision,
+    HookEvent,
+    HookResponse,
+    IntegrationRequest,
+    IntegrationResult,
+    ToolCall,
+)
+
+__all__ = ["ecc_hook_response", "ecc_install_integration", "ecc_parse_hook_payload"]
+
+NAME = "opencode"
+PHASES = {"tool.execute.before": "pre_tool", "tool.execute.after": "post_tool"}
+KINDS = {
+    "bash": "shell",
+    "write": "write",
+    "edit": "edit",
+    "patch": "edit",
+    "multiedit": "edit",
+    "read": "read",
+    "glob": "search",
+    "grep": "search",
+    "list": "search",
+    "webfetch": "fetch",
+}
+MODULE_NAME = "ecc-hooks.js"
+MARKER = "// ecc-hooks: installed by `ecc hooks install --harness opencode`"
+
+PLUGIN_TEMPLATE = """{marker}; `ecc hooks uninstall` removes it.
+import {{ spawnSync }} from "node:child_process";
+
+const ECC = {argv};
+
+export const EccHooks = async () => ({{
+  "tool.execute.before": async (input, output) => {{
+    const payload = JSON.stringify({{
+      event: "tool.execute.before",
+      tool: input.tool,
+      sessionID: input.sessionID,
+      callID: input.callID,
+      args: output.args,
+    }});
+    const result = spawnSync(
+      ECC[0],
+      [...ECC.slice(1), "hook", "--harness", "opencode", "--event", "tool.execute.before"],
+      {{ input: payload, encoding: "utf8", timeout: 30000 }},
+    );
+    if (result.status === 2) {{
+      throw new Error((result.stderr || "denied by ecc").trim());
+    }}
+  }},
+}});
+"""
+
+
+def locations(request: IntegrationRequest) -> tuple[Path, Path]:
+    """(plugin module, opencode.json) for the request's scope."""
+    if request.scope == "user":
+        base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+        directory = Path(base) / "opencode"
+        return directory / MODULE_NAME, directory / "opencode.json"
+    return request.project_dir / ".opencode" / MODULE_NAME, request.project_dir / "opencode.json"
+
+
+def module_text(options: dict[str, Any]) -> str:
+    import shlex
+
+    from ecc.hookconfig import ecc_prefix
+
+    return PLUGIN_TEMPLATE.format(marker=MARKER, argv=json.dumps(shlex.split(ecc_prefix(options))))
+
+
+@hookimpl
+def ecc_install_integration(harness: str, request: IntegrationRequest) -> IntegrationResult | None:
+    if harness != NAME or request.kind != "hooks":
+        return None
+    import difflib
+
+    from ecc.errors import EccError
+    from ecc.hookconfig import read_json, write_json, write_text
+
+    module, config_file = locations(request)
+    if not config_file.exists() and config_file.with_suffix(".jsonc").exists():
+        raise EccError(
+            f"{config_file.with_suffix('.jsonc')} is JSONC, which ecc does not edit; add "
+            f'"file://{module}" to its "plugin" list by hand, nothing was changed'
+        )
+    data, original = read_json(config_file, "OpenCode config file")
+    entry = Path(os.path.abspath(module)).as_uri()
+    plugins = data.get("plugin", [])
+    if not isinstance(plugins, list):
+        raise EccError(f'"plugin" in {config_file} is not a list; nothing was changed')
+    try:
+        current = module.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        current = None
+    if current is not None and MARKER not in current:
+        raise EccError(f"{module} exists and was not written by ecc; nothing was changed")
+    updated = dict(data)
+    others = [p for p in plugins if not (isinstance(p, str) and p.endswith("/" + MODULE_NAME))]
+    wanted_module: str | None
+    if request.action == "install":
+        updated["plugin"] = plugins if entry in plugins else [*others, entry]
+        wanted_module = module_text(request.options)
+    else:
+        if others:
+            updated["plugin"] = others
+        else:
+            updated.pop("plugin", None)
+        wanted_module = None
+    result = IntegrationResult()
+    if wanted_module != current:
+        result.diff += "".join(
+            difflib.unified_diff(
+                (current or "").splitlines(keepends=True),
+                (wanted_module or "").splitlines(keepends=True),
+                fromfile=str(module) if current is not None else "/dev/null",
+                tofile=str(module) if wanted_module is not None else "/dev/null",
+            )
+        )
+        result.changed_files.append(module)
+        if not request.dry_run:
+            if wanted_module is None:
+                module.unlink()
+            else:
+                write_text(module, wanted_module)
+    if updated != data:
+        written = write_json(
+            config_file,
+            updated,
+            original,
+            request.dry_run,
+            delete_if_empty=request.action == "uninstall",
+        )
+        result.changed_files += written.changed_files
+        result.diff += written.diff
+    result.message = (
+        f"{config_file}: updated" if result.changed_files else f"{config_file}: already up to date"
+    )
+    return result
+
+
+@hookimpl
+def ecc_parse_hook_payload(harness: str, event: str, payload: Any) -> HookEvent | None:
+    if harness != NAME:
+        return None
+    data = payload if isinstance(payload, dict) else {}
+    name = str(data.get("event") or event)
+    result = HookEvent(
+        harness=NAME,
+        event=name,
+        phase=PHASES.get(name, "other"),
+        harness_session_id=data.get("sessionID"),
+        tool_use_id=data.get("callID"),
+    )
+    tool = data.get("tool")
+    if result.phase != "other" and isinstance(tool, str) and tool:
+        args = data.get("args")
+        result.call = ToolCall(
+            tool=tool,
+            input=args if isinstance(args, dict | str) else {},
+            harness=NAME,
+            kind=KINDS.get(tool.lower(), "other"),
+        )
+    else:
+        result.phase = "other"
+    return result
+
+
+@hookimpl
+def ecc_hook_response(harness: str, decision: HookDecision) -> HookResponse | None:
+    if harness != NAME:
+        return None
+    if decision.event.phase != "pre_tool" or decision.decision == "allow":
+        return HookResponse()
+    return HookResponse(exit_code=2, stderr=decision.reason + "\n")

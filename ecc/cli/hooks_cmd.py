@@ -1,0 +1,97 @@
+"""``ecc hooks install|uninstall``: put ``ecc hook`` into a harness's own hook configuration.
+
+The core only chooses the scope, the project and the command that runs ecc; the harness's
+adapter (``ecc_install_integration``, kind ``hooks``) knows the file and its format.
+"""
+
+from __future__ import annotations
+
+import shlex
+import sys
+from pathlib import Path
+
+import click
+
+from ecc.cli.output import emit_json, json_option, say
+
+
+@click.group("hooks")
+def hooks_group() -> None:
+    """Install ecc's hooks into a harness so every tool call is scored, recorded and enforced."""
+
+
+def _options(function):  # type: ignore[no-untyped-def]
+    function = click.option(
+        "--dry-run", is_flag=True, help="Show the change as a diff; write nothing."
+    )(function)
+    function = click.option(
+        "--user", "scope", flag_value="user", help="The harness's user-wide configuration."
+    )(function)
+    function = click.option(
+        "--project",
+        "scope",
+        flag_value="project",
+        default=True,
+        help="The current project's configuration (the default).",
+    )(function)
+    function = click.option(
+        "--harness", required=True, help="claude, codex, gemini, opencode, or a plugin's harness."
+    )(function)
+    return json_option(function)
+
+
+def _apply(action: str, harness: str, scope: str, dry_run: bool, as_json: bool) -> None:
+    from ecc import paths
+    from ecc.config import get_config
+    from ecc.errors import EccError
+    from ecc.harnesses import canonical_name
+    from ecc.plugins import get_plugin_manager
+    from ecc.types import IntegrationRequest
+
+    config = get_config()
+    name = canonical_name(harness, config)
+    project = paths.find_project_root() or Path.cwd()
+    request = IntegrationRequest(
+        kind="hooks",
+        action=action,
+        scope=scope,
+        project_dir=project,
+        dry_run=dry_run,
+        options={"command": shlex.join([sys.executable, "-m", "ecc"])},
+    )
+    result = get_plugin_manager(config).hook.ecc_install_integration(harness=name, request=request)
+    if result is None:
+        raise EccError(f"no installed adapter can {action} hooks for harness {harness!r}")
+    if as_json:
+        emit_json(
+            {
+                "harness": name,
+                "action": action,
+                "scope": scope,
+                "dry_run": dry_run,
+                "changed_files": [str(path) for path in result.changed_files],
+                "diff": result.diff,
+                "message": result.message,
+            }
+        )
+        return
+    if dry_run:
+        if result.diff:
+            click.echo(result.diff, nl=False)
+        say(f"(dry run) {len(result.changed_files)} file(s) would change")
+        return
+    say(result.message)
+
+
+@hooks_group.command("install")
+@_options
+def install_command(harness: str, scope: str, dry_run: bool, as_json: bool) -> None:
+    """Make HARNESS run `ecc hook` before every tool call (idempotent)."""
+    _apply("install", harness, scope, dry_run, as_json)
+
+
+@hooks_group.command("uninstall")
+@_options
+def uninstall_command(harness: str, scope: str, dry_run: bool, as_json: bool) -> None:
+    """Remove exactly what `ecc hooks install` added."""
+    _apply("uninstall", harness, scope, dry_run, as_json)

@@ -1,0 +1,295 @@
+"""The hot path of ``ecc hook``: one harness hook payload in, one protocol answer out.
+
+A harness runs ``ecc hook --harness NAME`` before every tool call, so this path must stay far
+under 100 ms and must never break the harness. It therefore avoids pydantic, stevedore and the
+adapter packages' own imports on a warm start:
+
+* the configuration comes from :mod:`ecc.fastconfig` (validated once, then cached as JSON and
+  read through an attribute view);
+* the **compiled plugin list** (``<cache dir>/hook/plugins-<key>.json``) records, for the hooks
+  this path calls (``ecc_parse_hook_payload``, ``ecc_hook_response``, ``ecc_score_tool_call``),
+  the module and file of every plugin that implements them. It is rebuilt through the normal
+  path (stevedore discovery) whenever ``ECC_PLUGINS``, ``risk.disabled_scorers`` or an
+  installed distribution changes (its key records the site-packages mtimes);
+* on a warm start those modules are loaded on their own (an adapter's ``integration`` module
+  without its package ``__init__``), registered in a fresh pluggy ``PluginManager`` under their
+  usual names, and called through ``pm.hook`` exactly as on the full path. Scorers receive the
+  read-only config view on both paths.
+
+Then: parse (adapter) → score (scorers) → decide (``[risk]``) → record (session store, against
+``ECC_SESSION_ID`` or unattached) → answer (adapter). Any internal error is appended to
+``<state dir>/logs/hook.log`` (never the payload: it may hold secrets) and answered with
+``allow``, or ``deny`` when ``risk.fail_closed`` is true.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from ecc import paths
+
+HOT_HOOKS = ("ecc_parse_hook_payload", "ecc_hook_response", "ecc_score_tool_call")
+CACHE_FORMAT = 1
+
+
+def _stat(path: Path | str | None) -> list[Any]:
+    if not path:
+        return [None]
+    try:
+        st = os.stat(path)
+    except OSError:
+        return [str(path), None]
+    return [str(path), st.st_mtime_ns, st.st_size]
+
+
+def signature(config: Any) -> list[Any]:
+    """Everything the list of hot-path plugin modules depends on, cheap to recompute."""
+    return [
+        CACHE_FORMAT,
+        sys.executable,
+        os.environ.get("ECC_PLUGINS"),
+        sorted(config.risk.disabled_scorers),
+        # installed distributions (their entry points) live in these directories
+        [_stat(entry) for entry in sys.path if entry.endswith(("site-packages", "dist-packages"))],
+    ]
+
+
+def _cache_file(sig: list[Any]) -> Path:
+    import hashlib
+
+    digest = hashlib.sha256(json.dumps(sig).encode()).hexdigest()[:24]
+    return paths.cache_dir() / "hook" / f"plugins-{digest}.json"
+
+
+def read_compiled(sig: list[Any]) -> list[dict[str, str]] | None:
+    try:
+        data = json.loads(_cache_file(sig).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(data, dict) or data.get("signature") != json.loads(json.dumps(sig)):
+        return None
+    return data.get("modules")
+
+
+def compile_modules(pm: Any, sig: list[Any]) -> list[dict[str, str]]:
+    """Record which modules implement the hot-path hooks in ``pm``; return the list."""
+    modules: list[dict[str, str]] = []
+    seen: set[tuple[str, str]] = set()
+    for hook_name in HOT_HOOKS:
+        for impl in getattr(pm.hook, hook_name).get_hookimpls():
+            module_name = impl.function.__module__
+            module = sys.modules.get(module_name)
+            key = (impl.plugin_name, module_name)
+            if key in seen or module is None or not getattr(module, "__file__", None):
+                continue
+            seen.add(key)
+            modules.append(
+                {"plugin": impl.plugin_name, "module": module_name, "file": module.__file__}
+            )
+    target = _cache_file(sig)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+        tmp.write_text(json.dumps({"signature": sig, "modules": modules}), encoding="utf-8")
+        os.replace(tmp, target)
+    except OSError:
+        pass  # a read-only cache only costs speed
+    return modules
+
+
+def _load_module(name: str, file: str) -> Any:
+    """Import ``name`` from ``file`` without importing its parent package first."""
+    module = sys.modules.get(name)
+    if module is not None:
+        return module
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(name, file)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot load {name} from {file}")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        del sys.modules[name]
+        raise
+    return module
+
+
+def lean_plugins(modules: list[dict[str, str]]) -> Any:
+    """A pluggy manager holding only the hot-path modules listed in ``modules``."""
+    import pluggy
+
+    from ecc import hookspecs
+
+    pm = pluggy.PluginManager("ecc")
+    pm.add_hookspecs(hookspecs)
+    for entry in modules:
+        module = _load_module(entry["module"], entry["file"])
+        name = f"{entry['plugin']}|{entry['module']}"
+        if not pm.has_plugin(name):
+            pm.register(module, name=name)
+    return pm
+
+
+def load(cwd: Path | None = None) -> tuple[Any, Any]:
+    """(config view, plugin manager) for the hook: lean when warm, else the full path."""
+    from ecc import fastconfig
+
+    config = fastconfig.view(cwd)
+    sig = signature(config)
+    modules = read_compiled(sig)
+    if modules is not None:
+        try:
+            return config, lean_plugins(modules)
+        except Exception as exc:  # a module that cannot load alone: take the full path
+            log_error("lean plugin load failed, using the full path", exc)
+    from ecc.plugins import get_plugin_manager
+
+    pm = get_plugin_manager(config)
+    compile_modules(pm, sig)
+    return config, pm
+
+
+# -- errors ---------------------------------------------------------------------------------
+
+
+def log_error(what: str, exc: BaseException | None = None, harness: str = "") -> None:
+    """Append one line to ``<state dir>/logs/hook.log``; never raises, never logs payloads."""
+    try:
+        import time
+
+        directory = paths.state_dir() / "logs"
+        directory.mkdir(parents=True, exist_ok=True, mode=0o700)
+        detail = f": {type(exc).__name__}: {exc}" if exc is not None else ""
+        line = f"{time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())} ecc hook"
+        line += f" [{harness}]" if harness else ""
+        line += f" {what}{detail}".replace("\n", " ")[:2000] + "\n"
+        fd = os.open(directory / "hook.log", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        try:
+            os.write(fd, line.encode("utf-8", "replace"))
+        finally:
+            os.close(fd)
+    except Exception:
+        pass
+
+
+# -- the hook -------------------------------------------------------------------------------
+
+
+def decide(assessment: Any, risk: Any) -> str:
+    """``allow``, ``ask`` or ``deny`` for a risk assessment under ``[risk]``."""
+    if not risk.enforce:
+        return "allow"
+    if assessment.action == "block":
+        return "deny"
+    if assessment.action == "require_confirmation":
+        return "ask"
+    return "allow"
+
+
+def _generic_response(decision: Any) -> Any:
+    """The answer when no adapter answers: exit 2 with the reason on stderr denies in Claude
+    Code, Codex and Gemini CLI (and in ecc's OpenCode plugin); exit 0 allows."""
+    from ecc.types import HookResponse
+
+    if decision.decision == "deny":
+        return HookResponse(exit_code=2, stderr=decision.reason + "\n")
+    return HookResponse()
+
+
+def run(harness: str, event: str, raw: bytes, cwd: Path | None = None) -> Any:
+    """Handle one hook invocation; always returns a :class:`ecc.types.HookResponse`."""
+    from ecc.types import HookDecision, HookEvent
+
+    fail_closed = False
+    pm = None
+    try:
+        config, pm = load(cwd)
+        fail_closed = bool(config.risk.fail_closed)
+        try:
+            payload: Any = json.loads(raw.decode("utf-8")) if raw.strip() else {}
+        except (ValueError, UnicodeDecodeError) as exc:
+            raise ValueError(f"the hook payload is not JSON ({exc})") from None
+        hook_event = pm.hook.ecc_parse_hook_payload(harness=harness, event=event, payload=payload)
+        if hook_event is None:
+            raise LookupError(f"no installed adapter handles hook payloads of {harness!r}")
+        decision = HookDecision(event=hook_event)
+        if hook_event.phase == "pre_tool" and hook_event.call is not None:
+            decision = _score_and_record(hook_event, config, pm)
+        response = pm.hook.ecc_hook_response(harness=harness, decision=decision)
+        return response if response is not None else _generic_response(decision)
+    except Exception as exc:
+        log_error("internal error", exc, harness)
+        verdict = "deny" if fail_closed else "allow"
+        reason = (
+            f"ecc hook failed ({type(exc).__name__}) and risk.fail_closed is set: "
+            "tool call denied; see the ecc state dir logs/hook.log"
+        )
+        decision = HookDecision(
+            event=HookEvent(harness=harness, event=event, phase="pre_tool"),
+            decision=verdict,
+            reason=reason if verdict == "deny" else "",
+        )
+        if pm is not None:
+            try:
+                response = pm.hook.ecc_hook_response(harness=harness, decision=decision)
+                if response is not None:
+                    return response
+            except Exception as again:
+                log_error("adapter could not answer", again, harness)
+        return _generic_response(decision)
+
+
+def _score_and_record(hook_event: Any, config: Any, pm: Any) -> Any:
+    from ecc.risk import assess
+    from ecc.types import HookDecision
+
+    call = hook_event.call
+    call.harness = call.harness or hook_event.harness
+    session_id = os.environ.get("ECC_SESSION_ID") or None
+    call.session_id = call.session_id or session_id
+    assessment = assess(call, config, pm.hook)
+    for error in assessment.errors:
+        log_error(f"risk scorer failed: {error}", harness=hook_event.harness)
+    verdict = decide(assessment, config.risk)
+    reason = ""
+    if verdict != "allow":
+        why = "; ".join(r for r in assessment.reasons[1:] or assessment.reasons if r)
+        reason = (
+            f"ecc: {call.tool} call {'blocked' if verdict == 'deny' else 'needs confirmation'} "
+            f"(risk {assessment.score:.2f}, {assessment.action}): {why}"
+        )
+    decision = HookDecision(
+        event=hook_event,
+        decision=verdict,
+        action=assessment.action,
+        score=assessment.score,
+        reason=reason,
+    )
+    try:
+        from ecc.sessions.store import Store, resolve_url
+
+        url = config.store.url
+        store = Store(resolve_url(url))
+        try:
+            store.record_tool_call(
+                session_id=session_id,
+                harness=hook_event.harness,
+                tool=call.tool,
+                input=call.input,
+                score=assessment.score,
+                action=assessment.action,
+                reasons=assessment.reasons,
+                decision=verdict,
+            )
+        finally:
+            store.close()
+    except Exception as exc:  # recording must never change the decision
+        log_error("could not record the tool call", exc, hook_event.harness)
+    return decision

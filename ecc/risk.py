@@ -1,0 +1,100 @@
+"""Risk of one tool call: the sum of every risk scorer's contributions, clamped to 0..1.
+
+Scorers are ``ecc.risk_scorers`` plugins implementing ``ecc_score_tool_call``; the built-in one is
+``heuristic``. The score maps to an action with the thresholds of ``[risk]``:
+
+``none`` < review ≤ ``review`` < require_confirmation ≤ ``require_confirmation`` < block ≤
+``block`` (every comparison inclusive, as in the reference).
+
+This module imports nothing heavy: ``ecc hook`` uses it on every tool call.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ecc.types import RiskContribution, ToolCall
+
+ACTIONS = ("none", "review", "require_confirmation", "block")
+
+
+@dataclass
+class RiskAssessment:
+    """The score of one call, the action it maps to, and every contribution with its reason."""
+
+    score: float
+    action: str
+    contributions: list[RiskContribution] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)  # scorers that raised (name: error)
+
+    @property
+    def reasons(self) -> list[str]:
+        return [c.reason for c in self.contributions if c.reason]
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "score": round(self.score, 4),
+            "action": self.action,
+            "reasons": self.reasons,
+            "contributions": [
+                {"amount": c.amount, "reason": c.reason, "scorer": c.scorer}
+                for c in self.contributions
+            ],
+            "errors": self.errors,
+        }
+
+
+def action_for(score: float, risk: Any) -> str:
+    """Map a clamped score to an action with ``risk`` (``config.risk`` or a view of it)."""
+    if score >= risk.block:
+        return "block"
+    if score >= risk.require_confirmation:
+        return "require_confirmation"
+    if score >= risk.review:
+        return "review"
+    return "none"
+
+
+def assess(call: ToolCall, config: Any, hook: Any) -> RiskAssessment:
+    """Score ``call`` with every scorer registered on ``hook`` (a pluggy ``pm.hook``).
+
+    Contributions are summed in the order scorers return them (binary doubles, so the
+    reference's boundary cases such as 0.20 + 0.40 land exactly where it puts them). A scorer
+    that raises is skipped and named in ``errors``; the others still count.
+    """
+    contributions: list[RiskContribution] = []
+    errors: list[str] = []
+    for impl in reversed(hook.ecc_score_tool_call.get_hookimpls()):  # pluggy's call order
+        name = impl.plugin_name.partition(":")[2] or impl.plugin_name
+        try:
+            result = impl.function(
+                **{arg: {"call": call, "config": config}[arg] for arg in impl.argnames}
+            )
+        except Exception as exc:  # one broken scorer must not hide the others
+            errors.append(f"{name}: {type(exc).__name__}: {exc}")
+            continue
+        for contribution in result or ():
+            if contribution.scorer:
+                contributions.append(contribution)
+            else:
+                from ecc.types import RiskContribution
+
+                contributions.append(
+                    RiskContribution(contribution.amount, contribution.reason, name)
+                )
+    total = 0.0
+    for contribution in contributions:
+        total += contribution.amount
+    score = min(1.0, max(0.0, total))
+    return RiskAssessment(score, action_for(score, config.risk), contributions, errors)
+
+
+def score_call(call: ToolCall, config: Any = None) -> RiskAssessment:
+    """Score ``call`` with the process's plugins and configuration (the CLI path)."""
+    from ecc.config import get_config
+    from ecc.plugins import get_plugin_manager
+
+    config = config or get_config()
+    return assess(call, config, get_plugin_manager(config).hook)
