@@ -376,6 +376,16 @@ class Store:
             params.append(limit)
         return [Session.from_row(row) for row in self._rows(sql, params)]
 
+    def sessions_updated_since(self, since: str) -> list[Session]:
+        """Sessions whose ``updated_at`` is at or after ``since`` (a watcher's watermark)."""
+        rows = self._rows("SELECT * FROM sessions WHERE updated_at >= ?", (since,))
+        return [Session.from_row(row) for row in rows]
+
+    def change_counter(self) -> int:
+        """A number that changes whenever another connection commits (a cheap poll for watchers;
+        SQLite ``data_version``). It does not change for this connection's own writes."""
+        return int(self.conn.execute("PRAGMA data_version").fetchone()[0])
+
     def update_session(self, session_id: str, **fields: Any) -> bool:
         """Set non-state columns; state changes must use :meth:`transition`."""
         if not fields:
@@ -730,6 +740,16 @@ class Store:
         for row in rows:
             row["reasons"] = json.loads(row.pop("reasons_json") or "[]")
         return rows
+
+    def tool_call_summary(self) -> dict[str, dict[str, Any]]:
+        """Per session: number of tool calls, highest score, denied and asked counts, last id."""
+        rows = self._rows(
+            "SELECT session_id, COUNT(*) AS calls, MAX(score) AS max_score, "
+            "COALESCE(SUM(CASE WHEN decision = 'deny' THEN 1 ELSE 0 END), 0) AS denied, "
+            "COALESCE(SUM(CASE WHEN decision = 'ask' THEN 1 ELSE 0 END), 0) AS asked, "
+            "MAX(id) AS last_id FROM tool_calls WHERE session_id IS NOT NULL GROUP BY session_id"
+        )
+        return {row.pop("session_id"): row for row in rows}
 
     def record_notification(
         self,
