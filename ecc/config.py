@@ -110,8 +110,19 @@ class NotificationSettings(_Strict):
             "approval_request",
         ]
     )
+    # "HH[:MM]-HH[:MM]" local time, may wrap midnight ("22:00-07:30"); every notifier but ``log``
+    # (and one whose settings say ``ignore_quiet_hours = true``) stays silent inside it.
     quiet_hours: str | None = None
     settings: dict[str, dict[str, Any]] = Field(default_factory=dict)
+
+    @field_validator("quiet_hours")
+    @classmethod
+    def _quiet_hours(cls, value: str | None) -> str | None:
+        if value:
+            from ecc.notify import parse_quiet_hours
+
+            parse_quiet_hours(value)  # raises ValueError with the reason
+        return value or None
 
 
 class MemorySettings(_Strict):

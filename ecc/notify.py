@@ -1,36 +1,210 @@
 """Dispatch of events to notifier plugins.
 
-The core builds a :class:`ecc.types.Notification` and calls :func:`send`; every notifier selected
-in ``[notifications].notifiers`` receives it through the ``ecc_notify`` hook. A notifier that
-raises is reported on stderr and does not stop the others; ``send`` never raises.
+The runner and the daemon (never a UI) build a :class:`ecc.types.Notification` and call
+:func:`send`. Every notifier selected in ``[notifications].notifiers`` receives it through its
+``ecc_notify`` hook, subject to:
+
+* the global event filter ``[notifications].events`` and a per-notifier one
+  (``[notifications.settings.NAME] events = [...]``);
+* quiet hours (``[notifications].quiet_hours = "22:00-07:30"``, local time, may wrap midnight):
+  every notifier but ``log`` (which only writes a file) is silent inside them, unless its settings
+  say ``ignore_quiet_hours = true``.
+
+Each notifier runs in its own thread with a deadline (``deadline`` in its settings, default 30 s),
+so one that fails or hangs never stops the others; ``send`` never raises. Every notification is
+recorded in the session store with what happened at each notifier.
 """
 
 from __future__ import annotations
 
+import logging
 import sys
-from typing import TYPE_CHECKING
+import threading
+import time
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ecc.config import Config
+    from collections.abc import Callable
+
     from ecc.types import Notification
 
+log = logging.getLogger("ecc.notify")
 
-def send(notification: Notification, config: Config | None = None) -> list[str]:
-    """Deliver ``notification`` to each selected notifier; return the names that failed."""
-    from ecc.config import get_config
+EVENTS = (
+    "session_started",
+    "session_completed",
+    "session_failed",
+    "budget_alert",
+    "approval_request",
+)
+DEFAULT_DEADLINE_SECS = 30.0
+ALWAYS_AUDIBLE = frozenset({"log"})
+
+
+def parse_quiet_hours(text: str) -> tuple[int, int]:
+    """``"22-8"`` or ``"22:00-07:30"`` → (start, end) in minutes after midnight."""
+
+    def minutes(part: str) -> int:
+        hour, _, minute = part.strip().partition(":")
+        if not hour.isdigit() or (minute and not minute.isdigit()):
+            raise ValueError(f"quiet hours {text!r} must look like HH:MM-HH:MM")
+        h, m = int(hour), int(minute or 0)
+        if h > 23 or m > 59:
+            raise ValueError(f"quiet hours {text!r}: {part.strip()} is not a time of day")
+        return h * 60 + m
+
+    start, sep, end = text.partition("-")
+    if not sep:
+        raise ValueError(f"quiet hours {text!r} must look like HH:MM-HH:MM")
+    return minutes(start), minutes(end)
+
+
+def in_quiet_hours(text: str | None, now: time.struct_time | None = None) -> bool:
+    """Whether local time ``now`` falls inside ``text`` (start inclusive, end exclusive)."""
+    if not text:
+        return False
+    start, end = parse_quiet_hours(text)
+    now = now or time.localtime()
+    current = now.tm_hour * 60 + now.tm_min
+    if start == end:
+        return False
+    if start < end:
+        return start <= current < end
+    return current >= start or current < end
+
+
+def _entry_point_notifier(name: str) -> Callable[..., Any] | None:
+    """Load one notifier by entry-point name (``ecc notify test --notifier`` for one that config
+    does not select)."""
+    from importlib.metadata import entry_points
+
+    for ep in entry_points(group="ecc.notifiers", name=name):
+        function = getattr(ep.load(), "ecc_notify", None)
+        if callable(function):
+            return function
+    return None
+
+
+def _notifiers(config: Any, only: str | None) -> list[tuple[str, Callable[..., Any]]]:
     from ecc.plugins import get_plugin_manager
 
-    config = config or get_config()
-    if notification.event not in config.notifications.events:
+    found = []
+    for impl in reversed(get_plugin_manager(config).hook.ecc_notify.get_hookimpls()):
+        name = impl.plugin_name.partition(":")[2] or impl.plugin_name
+        found.append((name, impl.function))
+    if only is None:
+        return found
+    chosen = [(name, function) for name, function in found if name == only]
+    if not chosen:
+        function = _entry_point_notifier(only)
+        if function is not None:
+            chosen = [(only, function)]
+    return chosen
+
+
+def _gate(name: str, settings: dict[str, Any], notification: Notification, config: Any) -> str:
+    """ "" when ``name`` should deliver, else why not (recorded)."""
+    events = settings.get("events")
+    if isinstance(events, list) and notification.event not in events:
+        return "filtered"
+    quiet = config.notifications.quiet_hours
+    if (
+        quiet
+        and name not in ALWAYS_AUDIBLE
+        and not settings.get("ignore_quiet_hours")
+        and in_quiet_hours(quiet)
+    ):
+        return "quiet_hours"
+    return ""
+
+
+def send(
+    notification: Notification,
+    config: Any = None,
+    *,
+    only: str | None = None,
+    force: bool = False,
+    record: bool = True,
+) -> list[str]:
+    """Deliver ``notification`` to each selected notifier; return the names that failed.
+
+    ``only`` restricts delivery to one notifier (selected in config or not); ``force`` skips the
+    event filters and quiet hours (``ecc notify test``). Never raises.
+    """
+    try:
+        if config is None:
+            from ecc import fastconfig
+
+            config = fastconfig.view()
+        outcome = _deliver(notification, config, only, force)
+    except Exception as exc:  # the caller's session must never suffer from notifications
+        _warn(f"notifications could not be sent: {type(exc).__name__}: {exc}")
         return []
-    pm = get_plugin_manager(config)
-    failed: list[str] = []
-    for impl in pm.hook.ecc_notify.get_hookimpls():
-        name = impl.plugin_name.partition(":")[2]
-        settings = config.notifications.settings.get(name, {})
+    if record:
+        _record(notification, config, outcome)
+    return [name for name, status in outcome.items() if status.startswith("failed")]
+
+
+def _deliver(
+    notification: Notification, config: Any, only: str | None, force: bool
+) -> dict[str, str]:
+    outcome: dict[str, str] = {}
+    if not force and notification.event not in config.notifications.events:
+        return {"*": "filtered"}
+    notifiers = _notifiers(config, only)
+    if only is not None and not notifiers:
+        return {only: "failed: no such notifier is installed"}
+    threads: list[tuple[str, threading.Thread, float]] = []
+    all_settings = config.notifications.settings
+    for name, function in notifiers:
+        raw = all_settings.get(name, {}) if all_settings else {}
+        settings = dict(raw.to_dict() if hasattr(raw, "to_dict") else raw)
+        why_not = "" if force else _gate(name, settings, notification, config)
+        if why_not:
+            outcome[name] = why_not
+            continue
+        outcome[name] = "failed: timed out"
+
+        def run(name: str = name, function: Callable[..., Any] = function, settings=settings):
+            try:
+                function(notification=notification, settings=settings)
+                outcome[name] = "sent"
+            except Exception as exc:  # one notifier must not stop the others
+                outcome[name] = f"failed: {type(exc).__name__}: {exc}"
+
+        thread = threading.Thread(target=run, name=f"ecc-notify-{name}", daemon=True)
+        thread.start()
+        deadline = float(settings.get("deadline", DEFAULT_DEADLINE_SECS))
+        threads.append((name, thread, time.monotonic() + deadline))
+    for _name, thread, deadline in threads:
+        thread.join(max(0.0, deadline - time.monotonic()))
+    for name, status in outcome.items():
+        if status.startswith("failed"):
+            _warn(f"notifier {name!r} {status}")
+    return outcome
+
+
+def _record(notification: Notification, config: Any, outcome: dict[str, str]) -> None:
+    try:
+        from ecc.sessions.store import Store, resolve_url
+
+        store = Store(resolve_url(config.store.url))
         try:
-            impl.function(notification=notification, settings=settings)
-        except Exception as exc:  # one notifier must not stop the others
-            failed.append(name)
-            print(f"Warning: notifier {name!r} failed: {type(exc).__name__}: {exc}", file=sys.stderr)
-    return failed
+            store.record_notification(
+                event=notification.event,
+                session_id=notification.session_id,
+                title=notification.title,
+                body=notification.body,
+                data={**notification.data, "delivery": outcome},
+            )
+        finally:
+            store.close()
+    except Exception as exc:
+        _warn(f"could not record the notification: {type(exc).__name__}: {exc}")
+
+
+def _warn(message: str) -> None:
+    if logging.getLogger().handlers:  # the runner and daemon log to their files
+        log.warning(message)
+    else:  # a CLI process: stderr is the log
+        print(f"Warning: {message}", file=sys.stderr)
