@@ -1,0 +1,136 @@
+"""The store and the one transition table, on a real SQLite file."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from ecc.errors import EccError
+from ecc.sessions import store as store_module
+from ecc.sessions.models import TRANSITIONS, InvalidTransition, State, check_transition
+from ecc.sessions.store import SCHEMA_VERSION, Store, StoreError, resolve_url
+
+
+def _new(store: Store, sid: str = "s1", **fields: object) -> None:
+    store.insert_session(
+        sid,
+        task="t",
+        harness="shell",
+        state=State.PENDING,
+        reason="created",
+        project_dir="/tmp",
+        working_dir="/tmp",
+        **fields,
+    )
+
+
+def test_wal_and_user_version(tmp_path: Path) -> None:
+    db = tmp_path / "x" / "ecc.db"
+    Store(db).close()
+    raw = sqlite3.connect(db)
+    assert raw.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    assert raw.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+    assert (db.stat().st_mode & 0o777) == 0o600
+    raw.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
+    raw.commit()
+    raw.close()
+    with pytest.raises(StoreError, match="newer"):
+        Store(db)
+
+
+def test_reopen_performs_no_writes(tmp_path: Path) -> None:
+    db = tmp_path / "ecc.db"
+    Store(db).close()
+    before = db.read_bytes()
+    reopened = Store(db)
+    assert not (tmp_path / "ecc.db-wal").exists() or not (tmp_path / "ecc.db-wal").stat().st_size
+    reopened.close()
+    assert db.read_bytes() == before
+
+
+def test_transition_table_checked_and_recorded(store: Store) -> None:
+    _new(store)
+    store.transition("s1", State.RUNNING, "spawned")
+    store.transition("s1", State.COMPLETED, "exit 0", exit_code=0)
+    with pytest.raises(InvalidTransition, match="completed -> running"):
+        store.transition("s1", State.RUNNING, "again")
+    events = store.list_events("s1")
+    assert [(e["from_state"], e["to_state"], e["reason"]) for e in events] == [
+        (None, "pending", "created"),
+        ("pending", "running", "spawned"),
+        ("running", "completed", "exit 0"),
+    ]
+    assert store.get_session("s1").ended_at  # type: ignore[union-attr]
+
+
+def test_every_state_has_a_row_and_terminal_exits_are_explicit() -> None:
+    assert set(TRANSITIONS) == set(State)
+    check_transition(State.STOPPED, State.PENDING)
+    for dst in State:
+        if dst != State.PENDING:
+            with pytest.raises(InvalidTransition):
+                check_transition(State.FAILED, dst)
+
+
+def test_runner_claim_is_at_most_once(store: Store) -> None:
+    _new(store)
+    assert store.claim_runner("s1", 100, "h", "t")
+    assert not store.claim_runner("s1", 200, "h", "t")
+    assert store.release_runner("s1", 100)
+    assert store.claim_runner("s1", 200, "h", "t")
+    assert store.get_session("s1").attempts == 2  # type: ignore[union-attr]
+
+
+def test_slots_respect_both_limits(store: Store) -> None:
+    for i in range(3):
+        _new(store, f"w{i}", use_worktree=1)
+    _new(store, "plain")
+    assert store.claim_slot("w0", 2, 3)
+    assert store.claim_slot("w1", 2, 3)
+    assert not store.claim_slot("w2", 2, 3)  # worktree limit
+    assert store.claim_slot("plain", 2, 3)  # a session without a worktree still fits
+    store.transition("w0", State.FAILED, "boom")  # terminal releases the slot
+    assert store.claim_slot("w2", 2, 4)
+
+
+def test_prefix_lookup_escapes_like_wildcards(store: Store) -> None:
+    _new(store, "ab_1")
+    _new(store, "abx1")
+    assert [r["id"] for r in store.ids_with_prefix("ab_")] == ["ab_1"]
+
+
+def test_tool_calls_notifications_usage(store: Store) -> None:
+    _new(store)
+    first = store_module.record_tool_call(
+        "s1", "shell", "Bash", {"command": "ls"}, 0.4, "review", ["shell"], store=store
+    )
+    store_module.record_tool_call("ghost", "shell", "Read", "x", store=store)
+    calls = store_module.list_tool_calls("s1", store=store)
+    assert [c["id"] for c in calls] == [first]
+    assert calls[0]["reasons"] == ["shell"] and calls[0]["score"] == 0.4
+    assert store.list_tool_calls(None)[1]["session_id"] is None  # unknown id -> unattached
+    assert store_module.add_usage("s1", 10, 5, 0.25, store=store)
+    assert store_module.add_usage("s1", 1, 1, 0.5, store=store)
+    assert not store_module.add_usage("nope", 1, 1, 1.0, store=store)
+    session = store.get_session("s1")
+    assert (session.input_tokens, session.output_tokens, session.cost_usd) == (11, 6, 0.75)  # type: ignore[union-attr]
+    nid = store_module.record_notification("session_failed", "s1", "t", "b", {"k": 1}, store=store)
+    assert store.list_notifications()[-1]["id"] == nid
+
+
+def test_delete_refuses_active(store: Store) -> None:
+    _new(store)
+    with pytest.raises(EccError, match="stop it first"):
+        store.delete_session("s1")
+    store.transition("s1", State.STOPPED, "x")
+    store.append_output("s1", [(1, "stdout", "t", "l")])
+    store.delete_session("s1")
+    assert store.get_session("s1") is None and store.count_output("s1") == 0
+
+
+def test_store_url() -> None:
+    assert resolve_url("sqlite:///tmp/a.db") == Path("/tmp/a.db")
+    with pytest.raises(StoreError, match="PostgreSQL"):
+        resolve_url("postgresql://x/y")
