@@ -137,9 +137,14 @@ class StoreSettings(_Strict):
 
 
 class RemoteSettings(_Strict):
-    allowed_roots: list[str] = Field(default_factory=list)
+    """``ecc remote serve``: what remote callers may target, and the limits they get."""
+
+    allowed_roots: list[str] = Field(default_factory=list)  # empty: no repository is allowed
+    allowed_harnesses: list[str] = Field(default_factory=list)  # empty: every installed one
+    allowed_profiles: list[str] = Field(default_factory=list)  # empty: every configured one
     max_body_bytes: int = Field(default=256 * 1024, gt=0)
     rate_limit_per_minute: int = Field(default=120, gt=0)
+    read_timeout_secs: float = Field(default=10.0, gt=0)  # for a request's headers and its body
 
 
 class Config(_Strict):
