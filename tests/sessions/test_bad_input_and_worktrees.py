@@ -1,0 +1,152 @@
+"""Refusals (clear error, exit 1, nothing written) and the worktree commands."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from ecc.sessions.models import State
+from ecc.sessions.store import Store
+from tests.conftest import git, run_ecc
+from tests.sessions.conftest import start, wait_state
+
+
+def _sessions(store: Store) -> int:
+    return len(store.list_sessions())
+
+
+def test_unknown_harness(git_repo: Path, store: Store) -> None:
+    result = run_ecc("run", "--harness", "nope", "echo", cwd=git_repo)
+    assert result.returncode == 1
+    assert "Error: unknown harness 'nope'" in result.stderr and "shell" in result.stderr
+    assert _sessions(store) == 0
+
+
+def test_empty_task(git_repo: Path, store: Store) -> None:
+    result = run_ecc("start", "   ", cwd=git_repo)
+    assert result.returncode == 1 and "task must not be empty" in result.stderr
+    assert _sessions(store) == 0
+
+
+def test_not_a_git_repo(tmp_path: Path, store: Store) -> None:
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    result = run_ecc("start", "echo hi", cwd=plain)
+    assert result.returncode == 1 and "not inside a git repository" in result.stderr
+    assert "--no-worktree" in result.stderr
+    assert _sessions(store) == 0
+    ok = run_ecc("run", "--no-worktree", "echo hi", cwd=plain)
+    assert ok.returncode == 0 and ok.stdout.strip() == "hi"
+
+
+def test_unknown_session_and_ambiguous_prefix(store: Store) -> None:
+    for sid in ("abcd11112222", "abcd33334444"):
+        store.insert_session(
+            sid,
+            task=f"task {sid}",
+            harness="shell",
+            state=State.PENDING,
+            reason="created",
+            project_dir="/tmp",
+            working_dir="/tmp",
+        )
+        store.transition(sid, State.STOPPED, "test")
+    missing = run_ecc("status", "ffff0000")
+    assert missing.returncode == 1 and "no session matches 'ffff0000'" in missing.stderr
+    ambiguous = run_ecc("logs", "abcd")
+    assert ambiguous.returncode == 1
+    assert "ambiguous" in ambiguous.stderr
+    assert "abcd11112222" in ambiguous.stderr and "abcd33334444" in ambiguous.stderr
+    short = run_ecc("status", "ab")
+    assert short.returncode == 1 and "too short" in short.stderr
+    unique = json.loads(run_ecc("status", "abcd1", "--json").stdout)
+    assert unique["id"] == "abcd11112222"
+    latest = json.loads(run_ecc("status", "--json").stdout)
+    assert latest["id"] == "abcd33334444"  # most recently created
+
+
+def test_bad_state_filter_and_resume_of_completed(tmp_path: Path, store: Store) -> None:
+    assert run_ecc("sessions", "--state", "bogus").returncode == 1
+    sid = start("true", tmp_path, "--no-worktree")
+    wait_state(store, sid, "completed")
+    result = run_ecc("resume", sid)
+    assert result.returncode == 1 and "completed" in result.stderr
+    listed = json.loads(run_ecc("sessions", "--state", "completed", "--json").stdout)
+    assert [s["id"] for s in listed] == [sid]
+    assert json.loads(run_ecc("sessions", "--json").stdout) == []  # active only by default
+
+
+def _finished_session(repo: Path, store: Store, task: str) -> str:
+    result = run_ecc("run", task, cwd=repo)
+    assert result.returncode == 0, result.stderr
+    return store.latest_session().id  # type: ignore[union-attr]
+
+
+def test_worktree_status_diff_merge_and_prune(git_repo: Path, store: Store) -> None:
+    sid = _finished_session(
+        git_repo, store, "echo new > feature.txt && git add feature.txt && git commit -qm feat"
+    )
+    status = json.loads(run_ecc("worktree", "status", sid, "--json").stdout)
+    assert (status["ahead"], status["behind"], status["dirty"]) == (1, 0, [])
+    assert status["mergeable"]["clean"] is True
+    diff = run_ecc("worktree", "diff", sid)
+    assert "+new" in diff.stdout and "feature.txt" in diff.stdout
+    listed = json.loads(run_ecc("worktree", "list", "--json").stdout)
+    assert [row["id"] for row in listed] == [sid]
+    merged = run_ecc("worktree", "merge", sid)
+    assert merged.returncode == 0, merged.stderr
+    assert (git_repo / "feature.txt").read_text() == "new\n"
+    pruned = json.loads(run_ecc("worktree", "prune", "--merged", "--json").stdout)
+    assert pruned == [
+        {"id": sid, "worktree_removed": True, "branch_deleted": True, "kept_reason": ""}
+    ]
+    assert not git(git_repo, "branch", "--list", f"ecc/{sid}").strip()
+
+
+def test_merge_refuses_dirty_base(git_repo: Path, store: Store) -> None:
+    sid = _finished_session(git_repo, store, "echo x > x.txt && git add x.txt && git commit -qm x")
+    (git_repo / "README.md").write_text("local edit\n")
+    head = git(git_repo, "rev-parse", "HEAD")
+    result = run_ecc("worktree", "merge", sid)
+    assert result.returncode == 1 and "uncommitted changes" in result.stderr
+    assert git(git_repo, "rev-parse", "HEAD") == head
+    assert (git_repo / "README.md").read_text() == "local edit\n"
+    assert not (git_repo / "x.txt").exists()
+
+
+def test_merge_refuses_conflicts_and_changes_nothing(git_repo: Path, store: Store) -> None:
+    sid = _finished_session(git_repo, store, "echo theirs > README.md && git commit -qam theirs")
+    (git_repo / "README.md").write_text("ours\n")
+    git(git_repo, "commit", "-qam", "ours")
+    head = git(git_repo, "rev-parse", "HEAD")
+    status = json.loads(run_ecc("worktree", "status", sid, "--json").stdout)
+    assert status["mergeable"] == {"clean": False, "conflicts": ["README.md"], "base": "main"}
+    result = run_ecc("worktree", "merge", sid)
+    assert result.returncode == 1 and "conflict in: README.md" in result.stderr
+    assert git(git_repo, "rev-parse", "HEAD") == head
+    assert git(git_repo, "status", "--porcelain") == ""
+
+
+def test_prune_never_deletes_unmerged_or_dirty_work(git_repo: Path, store: Store) -> None:
+    committed = _finished_session(
+        git_repo, store, "echo c > c.txt && git add c.txt && git commit -qm c"
+    )
+    dirty = _finished_session(git_repo, store, "echo d > d.txt")
+    results = {
+        r["id"]: r for r in json.loads(run_ecc("worktree", "prune", "--finished", "--json").stdout)
+    }
+    assert results[committed]["worktree_removed"] and not results[committed]["branch_deleted"]
+    assert "not merged" in results[committed]["kept_reason"]
+    assert git(git_repo, "log", "--format=%s", f"ecc/{committed}").splitlines()[0] == "c"
+    assert not results[dirty]["worktree_removed"]
+    assert (Path(store.get_session(dirty).worktree_path) / "d.txt").exists()  # type: ignore[arg-type]
+    # resume restores a pruned worktree from its branch
+    session = store.get_session(committed)
+    assert session is not None and not Path(session.worktree_path).exists()  # type: ignore[arg-type]
+
+
+def test_stop_of_finished_session_is_an_error(tmp_path: Path, store: Store) -> None:
+    sid = start("true", tmp_path, "--no-worktree")
+    wait_state(store, sid, "completed")
+    result = run_ecc("stop", sid)
+    assert result.returncode == 1 and "already completed" in result.stderr
