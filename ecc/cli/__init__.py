@@ -46,6 +46,11 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "hooks": ("ecc.cli.hooks_cmd", "hooks_group", "Install ecc's hooks into a harness."),
     "notify": ("ecc.cli.notify_cmd", "notify_group", "Test and inspect notifications."),
     "budget": ("ecc.cli.budget_cmd", "budget_command", "Token and cost use against budgets."),
+    "harness": (
+        "ecc.cli.harness_cmd",
+        "harness_group",
+        "List harnesses and show their command lines.",
+    ),
 }
 
 

@@ -2,6 +2,14 @@
 
 A runner for a name an adapter also declares (``claude``…) takes precedence over that adapter's
 command builder, so an operator can pin flags or a wrapper script from config.
+
+Argument order (spec §2.3): ``program base_args… [cwd_flag DIR] [session_name_flag ecc-ID]
+[resume_flag ID] [profile flags…] [task_flag] TASK``. A runner's flag syntax is unknown, so
+values are passed as ``flag value`` pairs; to keep them from being read as flags, a profile value
+starting with ``-`` is refused, a task starting with ``-`` is refused after ``task_flag`` and put
+after ``--`` when it is positional. The system prompt is sent once: through
+``append_system_prompt_flag`` when ``inline_system_prompt_for_task`` is false, else inlined in
+the task (the reference sent it both ways).
 """
 
 from __future__ import annotations
@@ -11,12 +19,26 @@ from pathlib import Path
 from ecc.config import AgentProfile, Config, HarnessRunner
 from ecc.errors import EccError
 from ecc.hookspecs import hookimpl
-from ecc.profiles import format_number, render_task
+from ecc.profiles import format_number, refuse_if_any, render_task
 from ecc.types import HarnessInfo, LaunchContext, ProfileTranslation
 
 
 def _runner(harness: str, config: Config) -> HarnessRunner | None:
-    return config.harness_runners.get(harness)
+    runner = config.harness_runners.get(harness)
+    if runner is None:  # keys are matched case-insensitively (the reference's were not)
+        for name, candidate in config.harness_runners.items():
+            if name.strip().lower() == harness:
+                return candidate
+    return runner
+
+
+def _pair(harness: str, flag: str, value: str, what: str) -> list[str]:
+    if value.startswith("-"):
+        raise EccError(
+            f"harness runner {harness}: {what} {value!r} starts with '-' and could be read as a "
+            "flag"
+        )
+    return [flag, value]
 
 
 def _supported(runner: HarnessRunner) -> set[str]:
@@ -38,10 +60,12 @@ def _supported(runner: HarnessRunner) -> set[str]:
 def ecc_harnesses(config: Config) -> list[HarnessInfo]:
     return [
         HarnessInfo(
-            name=name,
+            name=name.strip().lower(),
             program=runner.program,
             description=f"[harness_runners.{name}] from config",
-            capabilities=frozenset({"direct", "config_runner"} | ({"resume"} if runner.resume_flag else set())),
+            capabilities=frozenset(
+                {"direct", "config_runner"} | ({"resume"} if runner.resume_flag else set())
+            ),
             profile_fields=frozenset(_supported(runner)),
         )
         for name, runner in config.harness_runners.items()
@@ -55,26 +79,37 @@ def ecc_translate_profile(
     runner = _runner(harness, launch.config)
     if runner is None:
         return None
+    supported = _supported(runner)
     args: list[str] = []
+    refused: dict[str, str] = {}
+
+    def add(field: str, flag: str, value: str) -> None:
+        try:
+            args.extend(_pair(harness, flag, value, field))
+        except EccError as exc:
+            refused[field] = str(exc)
+
     if profile.model and runner.model_flag:
-        args += [runner.model_flag, profile.model]
+        add("model", runner.model_flag, profile.model)
     if profile.add_dirs and runner.add_dir_flag:
         for directory in profile.add_dirs:
-            args += [runner.add_dir_flag, directory]
+            add("add_dirs", runner.add_dir_flag, directory)
     if profile.add_dirs and runner.include_directories_flag:
-        args += [runner.include_directories_flag, ",".join(profile.add_dirs)]
+        add("add_dirs", runner.include_directories_flag, ",".join(profile.add_dirs))
     if profile.allowed_tools and runner.allowed_tools_flag:
-        args += [runner.allowed_tools_flag, ",".join(profile.allowed_tools)]
+        add("allowed_tools", runner.allowed_tools_flag, ",".join(profile.allowed_tools))
     if profile.disallowed_tools and runner.disallowed_tools_flag:
-        args += [runner.disallowed_tools_flag, ",".join(profile.disallowed_tools)]
+        add("disallowed_tools", runner.disallowed_tools_flag, ",".join(profile.disallowed_tools))
     if profile.permission_mode and runner.permission_mode_flag:
-        args += [runner.permission_mode_flag, profile.permission_mode]
+        add("permission_mode", runner.permission_mode_flag, profile.permission_mode)
     if profile.max_budget_usd is not None and runner.max_budget_usd_flag:
-        args += [runner.max_budget_usd_flag, format_number(profile.max_budget_usd)]
-    if profile.append_system_prompt and runner.append_system_prompt_flag:
-        args += [runner.append_system_prompt_flag, profile.append_system_prompt]
-    supported = _supported(runner)
-    return ProfileTranslation(args=args, prompt_prefix=render_task("", profile, supported))
+        add("max_budget_usd", runner.max_budget_usd_flag, format_number(profile.max_budget_usd))
+    if profile.append_system_prompt and "append_system_prompt" in supported:
+        assert runner.append_system_prompt_flag
+        add("append_system_prompt", runner.append_system_prompt_flag, profile.append_system_prompt)
+    return ProfileTranslation(
+        args=args, prompt_prefix=render_task("", profile, supported), refused=refused
+    )
 
 
 def _command(harness: str, launch: LaunchContext, resume_id: str | None) -> list[str] | None:
@@ -90,16 +125,20 @@ def _command(harness: str, launch: LaunchContext, resume_id: str | None) -> list
     if runner.session_name_flag:
         argv += [runner.session_name_flag, launch.session_name]
     if resume_id and runner.resume_flag:
-        argv += [runner.resume_flag, resume_id]
+        argv += _pair(harness, runner.resume_flag, resume_id, "harness session id")
     task = launch.task
     if launch.profile is not None:
         translation = ecc_translate_profile(harness, launch.profile, launch)
         assert translation is not None
+        refuse_if_any(harness, translation)
         argv += translation.args
         task = render_task(task, launch.profile, _supported(runner))
     if runner.task_flag:
-        argv.append(runner.task_flag)
-    argv.append(task)
+        argv += _pair(harness, runner.task_flag, task, "task")
+    elif task.startswith("-"):
+        argv += ["--", task]  # end of options: understood by getopt, argparse, click, yargs...
+    else:
+        argv.append(task)
     return argv
 
 
@@ -123,10 +162,17 @@ def ecc_session_env(harness: str, launch: LaunchContext) -> dict[str, str] | Non
     return {key: value for key, value in runner.env.items() if value.strip()}
 
 
+def _marker_present(project_dir: Path, marker: str) -> bool:
+    path = Path(marker)
+    if not marker.strip() or path.is_absolute() or ".." in path.parts:
+        return False  # markers are relative to the project, never outside it
+    return (project_dir / path).exists()
+
+
 @hookimpl
 def ecc_detect_harness(project_dir: Path, config: Config) -> list[str]:
     return [
-        name
+        name.strip().lower()
         for name, runner in config.harness_runners.items()
-        if any((project_dir / marker).exists() for marker in runner.project_markers)
+        if any(_marker_present(project_dir, marker) for marker in runner.project_markers)
     ]

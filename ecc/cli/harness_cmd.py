@@ -1,0 +1,165 @@
+"""``ecc harness``: which harnesses are installed and the exact command a session would run."""
+
+from __future__ import annotations
+
+import shlex
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import click
+
+from ecc.cli.output import emit_json, json_option, say
+from ecc.errors import EccError
+
+VERSION_TIMEOUT_SECS = 15.0
+
+
+@click.group("harness")
+def harness_group() -> None:
+    """List harnesses and show their command lines."""
+
+
+def _version(program: str) -> str | None:
+    """The first line ``PROGRAM --version`` prints, or None if it fails (stdin closed)."""
+    try:
+        done = subprocess.run(
+            [program, "--version"],
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=VERSION_TIMEOUT_SECS,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    if done.returncode != 0:
+        return None
+    for text in (done.stdout, done.stderr):
+        for line in text.splitlines():
+            if line.strip():
+                return line.strip()
+    return None
+
+
+@harness_group.command("list")
+@click.option("--no-version", is_flag=True, help="Do not run each CLI to ask its version.")
+@json_option
+def list_command(no_version: bool, as_json: bool) -> None:
+    """Installed harness adapters, their CLI on PATH and version, and detection here."""
+    from ecc import harnesses
+    from ecc.config import get_config
+
+    config = get_config()
+    table = harnesses.available(config)
+    detected = set(harnesses.detect(Path.cwd(), config))
+    rows: list[dict[str, Any]] = []
+    for name, info in table.items():
+        path = shutil.which(info.program) if info.program else None
+        rows.append(
+            {
+                "name": name,
+                "program": info.program,
+                "description": info.description,
+                "aliases": list(info.aliases),
+                "capabilities": sorted(info.capabilities),
+                "profile_fields": sorted(info.profile_fields),
+                "path": path,
+                "on_path": path is not None,
+                "version": _version(path) if path and not no_version else None,
+                "detected": name in detected,
+            }
+        )
+    if as_json:
+        emit_json({"harnesses": rows, "detected": sorted(detected)})
+        return
+    if not rows:
+        say("no harness adapters installed")
+        return
+    for row in rows:
+        where = row["version"] or row["path"] or "not on PATH"
+        mark = " (detected here)" if row["detected"] else ""
+        say(f"{row['name']:<10} {row['program'] or '-':<14} {where}{mark}")
+
+
+def _profile(name: str | None, config: Any) -> Any:
+    from ecc.config import AgentProfile
+
+    wanted = name or config.default_profile
+    if not wanted:
+        return None
+    profile = config.profile(wanted)
+    return profile if isinstance(profile, AgentProfile) else AgentProfile(**dict(profile))
+
+
+@harness_group.command("command")
+@click.argument("name")
+@click.argument("task")
+@click.option("--profile", "profile_name", help="Agent profile to apply ([agent_profiles.P]).")
+@click.option("--resume", "resume_id", help="Show the resume command for this harness session id.")
+@json_option
+def command_command(
+    name: str, task: str, profile_name: str | None, resume_id: str | None, as_json: bool
+) -> None:
+    """The exact argv and environment ``ecc run --harness NAME TASK`` would start.
+
+    Shown for the current directory as the session directory, with session id ``preview``.
+    """
+    from ecc import harnesses
+    from ecc.config import get_config
+    from ecc.plugins import get_plugin_manager
+    from ecc.types import LaunchContext
+
+    config = get_config()
+    harness = harnesses.canonical_name(name, config)
+    profile = _profile(profile_name, config)
+    cwd = Path.cwd()
+    launch = LaunchContext(
+        session_id="preview",
+        task=task,
+        working_dir=cwd,
+        project_dir=cwd,
+        config=config,
+        profile=profile,
+    )
+    hook = get_plugin_manager(config).hook
+    folded = ""
+    if profile is not None:
+        translation = hook.ecc_translate_profile(harness=harness, profile=profile, launch=launch)
+        if translation is not None and translation.refused:
+            refused = "; ".join(f"{k}: {v}" for k, v in translation.refused.items())
+            raise EccError(f"harness {harness} refused profile fields ({refused})")
+        folded = translation.prompt_prefix if translation is not None else ""
+    if resume_id:
+        argv = hook.ecc_resume_command(harness=harness, launch=launch, harness_session_id=resume_id)
+    else:
+        argv = hook.ecc_build_command(harness=harness, launch=launch)
+    if not argv:
+        raise EccError(f"no installed adapter builds a command for harness {harness!r}")
+    env = {
+        "ECC_SESSION_ID": launch.session_id,
+        "ECC_HARNESS": harness,
+        "ECC_WORKING_DIR": str(cwd),
+        "ECC_PROJECT_DIR": str(cwd),
+    }
+    for extra in hook.ecc_session_env(harness=harness, launch=launch):
+        if extra:
+            env.update({str(k): str(v) for k, v in extra.items()})
+    argv = [str(part) for part in argv]
+    if as_json:
+        emit_json(
+            {
+                "harness": harness,
+                "argv": argv,
+                "env": env,
+                "cwd": str(cwd),
+                "profile": profile_name or config.default_profile,
+                "folded_into_prompt": bool(folded),
+            }
+        )
+        return
+    say(f"cwd: {cwd}")
+    say("argv: " + shlex.join(argv))
+    say("env (added to the inherited environment):")
+    for key, value in env.items():
+        say(f"  {key}={shlex.quote(value)}")
