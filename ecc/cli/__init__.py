@@ -46,6 +46,11 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "hooks": ("ecc.cli.hooks_cmd", "hooks_group", "Install ecc's hooks into a harness."),
     "notify": ("ecc.cli.notify_cmd", "notify_group", "Test and inspect notifications."),
     "budget": ("ecc.cli.budget_cmd", "budget_command", "Token and cost use against budgets."),
+    "dashboard": (
+        "ecc.cli.dashboard_cmd",
+        "dashboard_command",
+        "Watch and steer every session (TUI).",
+    ),
     "harness": (
         "ecc.cli.harness_cmd",
         "harness_group",
@@ -153,6 +158,9 @@ def cli(ctx: click.Context) -> None:
     calls, notifications, and plugins for every harness.
     """
     if ctx.invoked_subcommand is None:
+        if sys.stdin.isatty() and sys.stdout.isatty():  # a person at a terminal: the dashboard
+            ctx.invoke(ctx.command.get_command(ctx, "dashboard"))  # type: ignore[attr-defined]
+            return
         click.echo(ctx.get_help())
 
 
