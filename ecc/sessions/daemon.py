@@ -141,6 +141,13 @@ def prune(store: Store, config: Config, *, force_all: bool = False) -> list[dict
     return results
 
 
+def _budgets(store: Store, config: Config) -> list[dict[str, Any]]:
+    """Budget alerts and the limit action for every active session (ecc.budgets)."""
+    from ecc import budgets
+
+    return budgets.check(store, config)
+
+
 class Daemon:
     def __init__(self, store: Store, config: Config, interval: float) -> None:
         self.store = store
@@ -152,6 +159,7 @@ class Daemon:
         steps: list[tuple[str, Any]] = [
             ("recover", lambda: recover(self.store, self.config)),
             ("dispatch", lambda: dispatch(self.store, self.config)),
+            ("budgets", lambda: _budgets(self.store, self.config)),
         ]
         if self.config.prune_worktrees:
             steps.append(("prune", lambda: prune(self.store, self.config)))

@@ -138,7 +138,9 @@ class Writer(threading.Thread):
         super().__init__(name="ecc-writer", daemon=True)
         self.store_path = store_path
         self.session = session
-        self.parser = parser
+        self.hook = parser
+        self.parser: Callable[..., Any] | None = None
+        self.parser_resolved = False
         self.seq = first_seq
         self.inbox: queue.Queue[Any] = queue.Queue()
         self.lines_written = 0
@@ -203,12 +205,17 @@ class Writer(threading.Thread):
             self.failure = exc
             log.error("writing %d output lines failed: %s", len(batch), exc)
             return
+        if self.hook is not None and not self.parser_resolved:
+            _, stream, _, line = batch[0]
+            self.parser = owning_parser(self.hook, self.session.harness, line, stream)
+            self.parser_resolved = True
         if self.parser is not None:
             for _, stream, _, line in batch:
                 self._parse(store, line, stream)
 
     def _parse(self, store: Store, line: str, stream: str) -> None:
-        assert self.parser is not None
+        if self.parser is None:
+            return
         try:
             events = self.parser(harness=self.session.harness, line=line, stream=stream)
         except Exception as exc:
@@ -221,18 +228,37 @@ class Writer(threading.Thread):
                 log.warning("could not record %s event: %s", getattr(event, "kind", "?"), exc)
 
 
+def owning_parser(hook: Any, harness: str, line: str, stream: str) -> Callable[..., Any] | None:
+    """The one ``ecc_parse_output_line`` implementation that owns ``harness``, or None.
+
+    The hook's contract says an implementation returns None exactly when the harness is not its
+    own, so ownership is settled on the first line and later lines skip the hook machinery
+    (a full pluggy call per line would cap capture throughput).
+    """
+    for impl in hook.get_hookimpls():
+        names = set(impl.argnames)  # an implementation may take fewer arguments than the spec
+
+        def call(impl: Any = impl, names: set[str] = names, **kwargs: Any) -> Any:
+            return impl.function(**{k: v for k, v in kwargs.items() if k in names})
+
+        try:
+            if call(harness=harness, line=line, stream=stream) is not None:
+                return call
+        except Exception as exc:
+            log.warning("output parser %s failed: %s", impl.plugin_name, exc)
+    return None
+
+
 def apply_output_event(store: Store, session: Session, event: Any) -> None:
     """Record one :class:`ecc.types.OutputEvent` parsed by the harness adapter."""
     data = event.data or {}
     if event.kind == "harness_session" and data.get("id"):
         store.update_session(session.id, harness_session_id=str(data["id"]))
     elif event.kind == "usage":
-        store.add_usage(
-            session.id,
-            int(data.get("input_tokens") or 0),
-            int(data.get("output_tokens") or 0),
-            float(data.get("cost_usd") or 0.0),
-        )
+        from ecc import budgets  # usage accounting (cumulative totals added once) and limits
+
+        if budgets.record_usage(store, session.id, data):
+            budgets.check(store, session_id=session.id)
     elif event.kind == "tool_call":
         store.record_tool_call(
             session_id=session.id,

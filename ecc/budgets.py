@@ -1,0 +1,280 @@
+"""Token and cost budgets: accounting of the usage adapters parse, alerts, and the limit action.
+
+Limits (0 = none):
+
+* overall: ``token_budget`` and ``cost_budget_usd``, over every session in the store;
+* per session: ``session_token_budget`` and ``session_cost_budget_usd``, overridden by the
+  session's profile (``token_budget``, ``max_budget_usd``).
+
+A meter's state follows the reference: budget ≤ 0 → ``unconfigured``; used/limit ≥ 1 →
+``over_budget``; ≥ critical / warning / advisory (``[budget_alert_thresholds]``, default
+0.9 / 0.75 / 0.5) → ``alert90`` / ``alert75`` / ``alert50`` (labels use the configured
+percentages); else ``normal``. A scope's state is the worst of its token and cost meters.
+
+:func:`record_usage` is how the runner feeds usage in: an adapter marks usage that is a running
+total (``cumulative: True``, e.g. Codex's thread usage) and only its growth is added, so nothing
+is counted twice. :func:`check` is called by the runner (after usage) and by the daemon (each
+pass), never by listing commands: when a scope's state rises to a new alert level a
+``budget_alert`` notification is sent once (the last level alerted is kept beside the store, so
+runner and daemon processes never repeat one), and at ``over_budget`` with
+``budget_action = "stop"`` the sessions concerned are asked to stop (the store's stop flag,
+which their runners obey).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ecc.sessions.store import Store
+
+LEVELS = ("unconfigured", "normal", "advisory", "warning", "critical", "over_budget")
+
+
+@dataclass
+class Meter:
+    used: float
+    limit: float
+    level: int  # index in LEVELS
+
+    def as_dict(self, thresholds: Any) -> dict[str, Any]:
+        return {
+            "used": self.used,
+            "limit": self.limit or None,
+            "fraction": round(self.used / self.limit, 4) if self.limit > 0 else None,
+            "state": label(self.level, thresholds),
+        }
+
+
+def label(level: int, thresholds: Any) -> str:
+    name = LEVELS[level]
+    if name in {"advisory", "warning", "critical"}:
+        return f"alert{round(getattr(thresholds, name) * 100)}"
+    return name
+
+
+def meter(used: float, limit: float, thresholds: Any) -> Meter:
+    if limit <= 0:
+        return Meter(used, 0, 0)
+    ratio = used / limit
+    if ratio >= 1.0:
+        level = 5
+    elif ratio >= thresholds.critical:
+        level = 4
+    elif ratio >= thresholds.warning:
+        level = 3
+    elif ratio >= thresholds.advisory:
+        level = 2
+    else:
+        level = 1
+    return Meter(used, limit, level)
+
+
+def _field(obj: Any, name: str, default: Any = None) -> Any:
+    if isinstance(obj, dict):
+        return obj.get(name, default)
+    return getattr(obj, name, default)
+
+
+def session_limits(session: Any, config: Any) -> tuple[int, float]:
+    """(token limit, cost limit) for one session: its profile's, else the config's."""
+    profile = _field(session, "profile") or {}
+    if not isinstance(profile, dict):
+        profile = {}
+    tokens = profile.get("token_budget") or config.session_token_budget or 0
+    cost = profile.get("max_budget_usd") or config.session_cost_budget_usd or 0.0
+    return int(tokens), float(cost)
+
+
+def _tokens(row: Any) -> int:
+    return int(_field(row, "input_tokens", 0) or 0) + int(_field(row, "output_tokens", 0) or 0)
+
+
+def overall(store: Store, config: Any) -> dict[str, Any]:
+    totals = store.usage_totals()
+    thresholds = config.budget_alert_thresholds
+    tokens = meter(_tokens(totals), config.token_budget, thresholds)
+    cost = meter(float(totals["cost_usd"] or 0.0), config.cost_budget_usd, thresholds)
+    level = max(tokens.level, cost.level)
+    return {
+        "sessions": totals["sessions"],
+        "tokens": tokens.as_dict(thresholds),
+        "cost_usd": cost.as_dict(thresholds),
+        "state": label(level, thresholds),
+        "level": level,
+    }
+
+
+def for_session(session: Any, config: Any) -> dict[str, Any]:
+    thresholds = config.budget_alert_thresholds
+    token_limit, cost_limit = session_limits(session, config)
+    tokens = meter(_tokens(session), token_limit, thresholds)
+    cost = meter(float(_field(session, "cost_usd", 0.0) or 0.0), cost_limit, thresholds)
+    level = max(tokens.level, cost.level)
+    state = _field(session, "state")
+    return {
+        "id": _field(session, "id"),
+        "state": getattr(state, "value", state),
+        "tokens": tokens.as_dict(thresholds),
+        "cost_usd": cost.as_dict(thresholds),
+        "budget_state": label(level, thresholds),
+        "level": level,
+    }
+
+
+def report(store: Store, config: Any, active_only: bool = False) -> dict[str, Any]:
+    """Use against budgets, overall and per session (read only: no alerts, no stops)."""
+    sessions = store.list_sessions()
+    rows = [
+        for_session(s, config)
+        for s in sessions
+        if not active_only or getattr(s, "is_active", False)
+    ]
+    return {"overall": overall(store, config), "sessions": rows, "action": config.budget_action}
+
+
+# -- feeding usage --------------------------------------------------------------------------
+
+
+def record_usage(store: Store, session_id: str, data: dict[str, Any]) -> bool:
+    """Add one parsed usage event to a session; running totals add only their growth."""
+    tokens_in = int(data.get("input_tokens") or 0)
+    tokens_out = int(data.get("output_tokens") or 0)
+    cost = float(data.get("cost_usd") or 0.0)
+    if data.get("cumulative"):
+        session = store.get_session(session_id)
+        if session is None:
+            return False
+        tokens_in = max(0, tokens_in - int(session.input_tokens or 0))
+        tokens_out = max(0, tokens_out - int(session.output_tokens or 0))
+        cost = max(0.0, cost - float(session.cost_usd or 0.0)) if cost else 0.0
+    if not (tokens_in or tokens_out or cost):
+        return False
+    return store.add_usage(session_id, tokens_in, tokens_out, cost)
+
+
+# -- enforcement ----------------------------------------------------------------------------
+
+
+def _state_file(store: Store) -> str:
+    return str(store.path) + ".budgets.json"
+
+
+def _raise_level(store: Store, key: str, level: int) -> int | None:
+    """Remember ``level`` for ``key``; return the previous level if ``level`` is higher."""
+    import fcntl
+
+    path = _state_file(store)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        raw = b""
+        while chunk := os.read(fd, 65536):
+            raw += chunk
+        try:
+            state = json.loads(raw) if raw.strip() else {}
+        except ValueError:
+            state = {}
+        previous = int(state.get(key, 1))
+        if level == previous:
+            return None
+        state[key] = level  # decreases are remembered silently, so a later rise alerts again
+        os.lseek(fd, 0, os.SEEK_SET)
+        os.ftruncate(fd, 0)
+        os.write(fd, json.dumps(state, sort_keys=True).encode())
+        return previous if level > previous else None
+    finally:
+        os.close(fd)
+
+
+def _money(value: float) -> str:
+    return f"${value:,.2f}"
+
+
+def _describe(scope: dict[str, Any]) -> str:
+    tokens, cost = scope["tokens"], scope["cost_usd"]
+    token_limit = f"{int(tokens['limit']):,}" if tokens["limit"] else "no budget"
+    cost_limit = _money(cost["limit"]) if cost["limit"] else "no budget"
+    return (
+        f"tokens {int(tokens['used']):,} / {token_limit} | "
+        f"cost {_money(cost['used'])} / {cost_limit}"
+    )
+
+
+def check(store: Store, config: Any = None, session_id: str | None = None) -> list[dict[str, Any]]:
+    """Alert on rising budget states and apply the limit action; return what was done.
+
+    With ``session_id`` (the runner) only that session's own budget is checked besides the
+    overall one; without it (the daemon) every active session's is.
+    """
+    if config is None:
+        from ecc import fastconfig
+
+        config = fastconfig.view()
+    from ecc.sessions.models import ACTIVE
+
+    done: list[dict[str, Any]] = []
+    scope = overall(store, config)
+    if scope["level"] >= 2:
+        before = _raise_level(store, "overall", scope["level"])
+        if before is not None:
+            _alert(scope, None, config, done)
+    else:
+        _raise_level(store, "overall", max(scope["level"], 1))
+    if session_id is not None:
+        one = store.get_session(session_id)
+        sessions = [one] if one is not None else []
+    else:
+        sessions = [s for s in store.list_sessions() if s.state in ACTIVE]
+    over_sessions: list[Any] = []
+    for session in sessions:
+        mine = for_session(session, config)
+        key = f"session:{session.id}"
+        if mine["level"] >= 2:
+            before = _raise_level(store, key, mine["level"])
+            if before is not None:
+                _alert(mine, session.id, config, done)
+        else:
+            _raise_level(store, key, max(mine["level"], 1))
+        if mine["level"] == 5:
+            over_sessions.append(session)
+    if config.budget_action == "stop":
+        targets = list(over_sessions)
+        if scope["level"] == 5:
+            targets = [s for s in store.list_sessions() if s.state in ACTIVE]
+        for session in targets:
+            if session.state in ACTIVE and not session.stop_requested:
+                store.request_stop(session.id, float(config.stop_grace_secs))
+                store.add_event(session.id, "budget_stop", "budget exceeded: stop requested")
+                done.append({"id": session.id, "action": "stop requested (budget exceeded)"})
+    return done
+
+
+def _alert(scope: dict[str, Any], session_id: str | None, config: Any, done: list) -> None:
+    from ecc.notify import send
+    from ecc.types import Notification
+
+    state = scope.get("budget_state") or scope["state"]
+    over = state == "over_budget"
+    suffix = "Budget exceeded" if over else f"Budget alert {state.removeprefix('alert')}%"
+    where = f"session {session_id}" if session_id else "all sessions"
+    send(
+        Notification(
+            event="budget_alert",
+            title=f"ecc: {suffix.lower()} ({where})",
+            body=f"{suffix} | {_describe(scope)}",
+            session_id=session_id,
+            data={
+                "scope": "session" if session_id else "overall",
+                "state": state,
+                "tokens": scope["tokens"],
+                "cost_usd": scope["cost_usd"],
+                "action": config.budget_action if over else "notify",
+            },
+        ),
+        config,
+    )
+    done.append({"id": session_id, "action": f"alert: {state}"})
