@@ -13,7 +13,9 @@ import re
 
 _STRING_TERMINATORS = ("\x07", "\x9c", "\x1b\\")
 _BIDI = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
-_FAST_SAFE = re.compile(r"[^\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]*")
+_FAST_SAFE = re.compile(
+    r"[^\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]*"
+)
 
 
 def _drop_string(text: str, start: int) -> int:
