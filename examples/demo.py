@@ -84,7 +84,8 @@ def main() -> int:
         step("Two shell sessions start detached, each in its own worktree on branch ecc/<id>")
         tasks = [
             'printf "def hello():\\n    return 1\\n" > hello.py && git add hello.py && '
-            'git commit -q -m "add hello.py" && echo "wrote hello.py on $(git branch --show-current)"',
+            'git commit -q -m "add hello.py" && '
+            'echo "wrote hello.py on $(git branch --show-current)"',
             "echo pytest > requirements.txt && git add requirements.txt && "
             'git commit -q -m "add requirements" && echo "wrote requirements.txt" && '
             'echo "a warning on stderr" >&2',
