@@ -1,0 +1,8 @@
+"""``ecc dashboard``: a Textual terminal UI to watch and steer every session.
+
+* :mod:`ecc.tui.data` reads the store incrementally (no Textual import: testable and cheap);
+* :mod:`ecc.tui.app` is the Textual application; :mod:`ecc.tui.screens` its dialogs.
+
+Nothing outside the dashboard path imports this package's Textual modules, so other commands
+never pay Textual's import cost.
+"""

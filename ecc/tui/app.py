@@ -1,0 +1,631 @@
+"""The dashboard application: a sessions table over detail panes, a status bar and a footer.
+
+The UI thread only reads the store (incrementally, see :mod:`ecc.tui.data`). Every action runs in
+a worker thread with its own store connection and calls the same functions the CLI uses
+(:mod:`ecc.sessions.manager`, :mod:`ecc.worktrees`, :func:`ecc.sessions.daemon.prune`, the vault
+service), so a slow stop or git command never freezes the screen.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from rich.text import Text
+from textual import on
+from textual.app import App, ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Vertical, VerticalScroll
+from textual.widgets import (
+    DataTable,
+    Footer,
+    Header,
+    Input,
+    Log,
+    Static,
+    TabbedContent,
+    TabPane,
+)
+
+from ecc.errors import EccError
+from ecc.terminal import sanitize
+from ecc.tui import data
+from ecc.tui.screens import ConfirmScreen, NewSessionScreen, PromptScreen
+
+if TYPE_CHECKING:
+    from ecc.config import Config
+    from ecc.sessions.models import Session
+    from ecc.sessions.store import Store
+
+TABS = ("output", "tools", "diff", "memory", "details")
+TOOL_COLUMNS = ("Time", "Tool", "Score", "Action", "Decision", "Input")
+AGE_REFRESH_SECS = 1.0
+
+
+class DashboardApp(App[None]):
+    """Watch and steer every session."""
+
+    TITLE = "ecc dashboard"
+    CSS = """
+    #sessions {
+        height: 1fr;
+        min-height: 6;
+    }
+    #detail {
+        height: 1fr;
+        min-height: 8;
+        border-top: solid $accent;
+    }
+    #output {
+        height: 1fr;
+    }
+    #status {
+        height: 1;
+        padding: 0 1;
+        background: $panel;
+    }
+    #memory-query {
+        margin-bottom: 1;
+    }
+    """
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("n", "new_session", "New"),
+        Binding("s", "stop", "Stop"),
+        Binding("u", "resume", "Resume"),
+        Binding("m", "merge", "Merge"),
+        Binding("p", "prune", "Prune"),
+        Binding("d", "remove", "Remove"),
+        Binding("slash", "search_memory", "Memory"),
+        Binding("f", "filter", "Filter"),
+        Binding("r", "refresh", "Refresh"),
+        Binding("q", "quit", "Quit"),
+        Binding("escape", "focus_sessions", "Sessions", show=False),
+        *(
+            Binding(str(number), f"show_tab('{name}')", name.title(), show=False)
+            for number, name in enumerate(TABS, start=1)
+        ),
+    ]
+
+    def __init__(
+        self,
+        *,
+        config: Config | None = None,
+        interval: float = 0.25,
+        query: str = "",
+        cwd: Path | None = None,
+        clock: data.Clock = data.wall_clock,
+        output_capacity: int = data.OUTPUT_CAPACITY,
+    ) -> None:
+        super().__init__()
+        if config is None:
+            from ecc.config import get_config
+
+            config = get_config()
+        from ecc.sessions.store import open_store
+
+        self.config = config
+        self.store: Store = open_store(config=config)
+        self.watcher = data.SessionWatcher(self.store)
+        self.follower = data.OutputFollower(output_capacity)
+        self.interval = interval
+        self.query_text = query
+        self.cwd = (cwd or Path.cwd()).resolve()
+        self.clock = clock
+        self.selected: str | None = None
+        self.messages: list[str] = []  # every notification shown (tests and the tmux capture)
+        self._row_order: list[str] = []
+        self._cells: dict[str, dict[str, Text]] = {}
+        self._tool_last_id: dict[str, Any] = {}
+        self._output_dirty = True
+        self._diff_for: str | None = None
+        self._select_when_seen: str | None = None
+        self._since_ages = 0.0
+
+    # -- layout ----------------------------------------------------------------------------
+
+    def compose(self) -> ComposeResult:
+        yield Header(show_clock=False, icon="◆")
+        with Vertical():
+            yield DataTable(id="sessions", cursor_type="row", zebra_stripes=True)
+            with TabbedContent(id="detail", initial="tab-output"):
+                with TabPane("1 Output", id="tab-output"):
+                    yield Log(id="output", max_lines=self.follower.capacity)
+                with TabPane("2 Tools", id="tab-tools"):
+                    yield DataTable(id="tools", cursor_type="row", zebra_stripes=True)
+                with TabPane("3 Diff", id="tab-diff"), VerticalScroll():
+                    yield Static(Text("No session selected.", "dim"), id="diff")
+                with TabPane("4 Memory", id="tab-memory"):
+                    yield Input(placeholder="Search memory (Enter)", id="memory-query")
+                    with VerticalScroll():
+                        yield Static(Text("Type a query and press Enter.", "dim"), id="memory")
+                with TabPane("5 Details", id="tab-details"), VerticalScroll():
+                    yield Static(Text("No session selected.", "dim"), id="details")
+        yield Static(id="status")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        table = self.query_one("#sessions", DataTable)
+        for key, label in data.COLUMNS:
+            table.add_column(label, key=key)
+        tools = self.query_one("#tools", DataTable)
+        for label in TOOL_COLUMNS:
+            tools.add_column(label, key=label.lower())
+        self.refresh_now(force=True)
+        table.focus()
+        self.set_interval(self.interval, self._tick, name="store-poll")
+
+    def on_unmount(self) -> None:
+        self.store.close()
+
+    # -- refresh ---------------------------------------------------------------------------
+
+    def _tick(self) -> None:
+        try:
+            self.refresh_now()
+        except EccError as exc:  # a locked or vanished store must not kill the screen
+            self.report(f"store: {exc.message}", error=True)
+
+    def refresh_now(self, force: bool = False) -> None:
+        """Read what changed in the store and update what shows it."""
+        changes = self.watcher.poll(force=force)
+        self._since_ages += self.interval
+        if changes or force:
+            self._sync_table(changes)
+            self._update_status()
+        elif self._since_ages >= AGE_REFRESH_SECS:
+            self._refresh_ages()
+        if self._since_ages >= AGE_REFRESH_SECS:
+            self._since_ages = 0.0
+        if changes.store_changed or self._output_dirty:
+            self._poll_output()
+        if self.selected and (
+            self.selected in changes.changed or self.selected in changes.risk_changed
+        ):
+            self._show_selected_details()
+            self._load_tool_calls()
+
+    def _visible(self) -> list[Session]:
+        return self.watcher.ordered(self.query_text)
+
+    def _sync_table(self, changes: data.Changes) -> None:
+        table = self.query_one("#sessions", DataTable)
+        rows = self._visible()
+        order = [s.id for s in rows]
+        now = self.clock()
+        if order != self._row_order:
+            keep = self._select_when_seen if self._select_when_seen in order else self.selected
+            table.clear()
+            self._cells = {}
+            for session in rows:
+                cells = data.row_cells(
+                    session, self.watcher.risk.get(session.id), self.config.risk, now
+                )
+                self._cells[session.id] = cells
+                table.add_row(*(cells[key] for key, _ in data.COLUMNS), key=session.id)
+            self._row_order = order
+            if keep in order:
+                table.move_cursor(row=order.index(keep))
+                if keep == self._select_when_seen:
+                    self._select_when_seen = None
+            self._select(order[table.cursor_row] if order else None)
+            return
+        for sid in (changes.changed | changes.risk_changed) & set(order):
+            self._update_row(table, self.watcher.sessions[sid], now)
+
+    def _update_row(self, table: DataTable, session: Session, now: Any) -> None:
+        cells = data.row_cells(session, self.watcher.risk.get(session.id), self.config.risk, now)
+        old = self._cells.get(session.id, {})
+        for key, value in cells.items():
+            if old.get(key) != value:
+                table.update_cell(session.id, key, value)
+        self._cells[session.id] = cells
+
+    def _refresh_ages(self) -> None:
+        table = self.query_one("#sessions", DataTable)
+        now = self.clock()
+        for sid in self._row_order:
+            session = self.watcher.sessions.get(sid)
+            if session is None:
+                continue
+            age = data.row_cells(session, None, self.config.risk, now)["age"]
+            if self._cells[sid]["age"] != age:
+                self._cells[sid]["age"] = age
+                table.update_cell(sid, "age", age)
+
+    def _update_status(self) -> None:
+        sessions = list(self.watcher.sessions.values())
+        status = data.status_text(sessions, self.config, self.query_text, len(self._row_order))
+        self.query_one("#status", Static).update(status)
+        running = sum(1 for s in sessions if s.state.value == "running")
+        self.sub_title = f"{running} running / {len(sessions)} total"
+
+    # -- selection and panes ---------------------------------------------------------------
+
+    @on(DataTable.RowHighlighted, "#sessions")
+    def _row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        self._select(event.row_key.value if event.row_key else None)
+
+    def _select(self, session_id: str | None) -> None:
+        if session_id == self.selected:
+            return
+        self.selected = session_id
+        self.follower.select(session_id)
+        self.query_one("#output", Log).clear()
+        self._output_dirty = True
+        self._poll_output()
+        self._show_selected_details()
+        self._load_tool_calls(force=True)
+        self._diff_for = None
+        if self._active_tab() == "diff":
+            self.load_diff()
+
+    def selected_session(self) -> Session | None:
+        return self.watcher.sessions.get(self.selected) if self.selected else None
+
+    def _poll_output(self) -> None:
+        self._output_dirty = False
+        reset, rows = self.follower.poll(self.store)
+        log = self.query_one("#output", Log)
+        if reset:
+            log.clear()
+        if rows:
+            log.write_lines([data.output_line(row) for row in rows])
+
+    def _show_selected_details(self) -> None:
+        session = self.selected_session()
+        details = self.query_one("#details", Static)
+        details.update(
+            data.details_text(session) if session else Text("No session selected.", "dim")
+        )
+
+    def _load_tool_calls(self, force: bool = False) -> None:
+        sid = self.selected
+        summary = self.watcher.risk.get(sid or "") or {}
+        last = summary.get("last_id")
+        if not force and self._tool_last_id.get(sid or "") == last:
+            return
+        self._tool_last_id[sid or ""] = last
+        table = self.query_one("#tools", DataTable)
+        table.clear()
+        if not sid or last is None:
+            return
+        for call in self.store.list_tool_calls(sid, data.TOOL_CALLS_SHOWN):
+            table.add_row(*data.tool_call_cells(call, self.config.risk))
+        table.move_cursor(row=table.row_count - 1)
+
+    def _active_tab(self) -> str:
+        active = self.query_one("#detail", TabbedContent).active
+        return active.removeprefix("tab-")
+
+    @on(TabbedContent.TabActivated, "#detail")
+    def _tab_activated(self, event: TabbedContent.TabActivated) -> None:
+        if self._active_tab() == "diff" and self._diff_for != self.selected:
+            self.load_diff()
+
+    def load_diff(self) -> None:
+        session = self.selected_session()
+        self._diff_for = self.selected
+        target = self.query_one("#diff", Static)
+        if session is None:
+            target.update(Text("No session selected.", "dim"))
+            return
+        if not session.worktree_branch:
+            target.update(Text(f"Session {session.id} has no worktree.", "dim"))
+            return
+        target.update(Text("Loading diff…", "dim"))
+        self.run_worker(
+            lambda: self._diff_thread(session), thread=True, group="diff", exclusive=True
+        )
+
+    def _diff_thread(self, session: Session) -> None:
+        from ecc import worktrees
+
+        try:
+            text = worktrees.diff(
+                Path(session.repo_root or session.project_dir),
+                Path(session.worktree_path or ""),
+                session.worktree_branch or "",
+                session.base_branch,
+                session.base_commit,
+            )
+            shown = data.diff_text(text) if text else Text("No changes yet.", "dim")
+        except EccError as exc:
+            shown = Text(sanitize(exc.message), "red")
+        self.call_from_thread(self._show_diff, session.id, shown)
+
+    def _show_diff(self, session_id: str, shown: Text) -> None:
+        if session_id == self.selected:
+            self.query_one("#diff", Static).update(shown)
+
+    # -- messages --------------------------------------------------------------------------
+
+    def report(self, message: str, *, error: bool = False) -> None:
+        text = sanitize(message)
+        self.messages.append(("error: " if error else "") + text)
+        self.notify(text, severity="error" if error else "information", markup=False)
+
+    def _in_thread(self, label: str, work: Callable[[Store], str | None]) -> None:
+        """Run ``work`` with its own store connection in a thread; report what it returns."""
+
+        def run() -> None:
+            from ecc.sessions.store import open_store
+
+            try:
+                store = open_store(config=self.config)
+                try:
+                    message = work(store)
+                finally:
+                    store.close()
+            except EccError as exc:
+                self.call_from_thread(self.report, f"{label}: {exc.message}", error=True)
+                return
+            except Exception as exc:  # keep the dashboard alive; say what went wrong
+                self.call_from_thread(self.report, f"{label} failed: {exc}", error=True)
+                return
+            if message:
+                self.call_from_thread(self.report, message)
+            self.call_from_thread(self.refresh_now, True)
+
+        self.run_worker(run, thread=True, group="actions", name=label)
+
+    def _need_selected(self) -> Session | None:
+        session = self.selected_session()
+        if session is None:
+            self.report("no session selected", error=True)
+        return session
+
+    # -- actions ---------------------------------------------------------------------------
+
+    def action_focus_sessions(self) -> None:
+        self.query_one("#sessions", DataTable).focus()
+
+    def action_show_tab(self, name: str) -> None:
+        self.query_one("#detail", TabbedContent).active = f"tab-{name}"
+
+    def action_refresh(self) -> None:
+        self.refresh_now(force=True)
+        self._diff_for = None
+        if self._active_tab() == "diff":
+            self.load_diff()
+
+    def action_filter(self) -> None:
+        def apply(value: str | None) -> None:
+            if value is None:
+                return
+            self.query_text = value
+            self.refresh_now(force=True)
+
+        self.push_screen(
+            PromptScreen("Filter sessions", self.query_text, "words or state:running"), apply
+        )
+
+    def action_search_memory(self) -> None:
+        self.action_show_tab("memory")
+        self.query_one("#memory-query", Input).focus()
+
+    @on(Input.Submitted, "#memory-query")
+    def _memory_query(self, event: Input.Submitted) -> None:
+        self.search_memory(event.value)
+
+    def search_memory(self, query: str) -> None:
+        session = self.selected_session()
+        root = Path(session.project_dir) if session else self.cwd
+        target = self.query_one("#memory", Static)
+        target.update(Text(f"Searching {root}…", "dim"))
+
+        def run() -> None:
+            try:
+                result = _memory_search(query, root)
+                shown = Text(f"Memory of {sanitize(root)}:\n", "dim") + data.memory_text(result)
+            except EccError as exc:
+                shown = Text(sanitize(exc.message), "red")
+            self.call_from_thread(target.update, shown)
+
+        self.run_worker(run, thread=True, group="memory", exclusive=True)
+
+    def action_new_session(self) -> None:
+        from ecc import harnesses
+
+        try:
+            names = sorted(harnesses.available(self.config))
+        except EccError as exc:
+            self.report(exc.message, error=True)
+            names = []
+        session = self.selected_session()
+        screen = NewSessionScreen(
+            names,
+            sorted(self.config.agent_profiles),
+            default_harness=self.config.default_harness,
+            default_profile=self.config.default_profile,
+            directory=Path(session.project_dir) if session else self.cwd,
+            use_worktree=self.config.auto_create_worktrees,
+        )
+        self.push_screen(screen, self._create_session)
+
+    def _create_session(self, values: dict[str, Any] | None) -> None:
+        if not values:
+            return
+        from ecc.sessions import manager
+
+        def work(store: Store) -> str:
+            request = manager.Request(
+                task=values["task"],
+                harness=values["harness"],
+                profile=values["profile"],
+                use_worktree=values["use_worktree"],
+                cwd=values["cwd"],
+            )
+            session = manager.create(store, request, self.config)
+            manager.submit(store, session)
+            self._select_when_seen = session.id
+            return f"Session {session.id} started ({session.harness})"
+
+        self._in_thread("new session", work)
+
+    def action_stop(self) -> None:
+        session = self._need_selected()
+        if session is None:
+            return
+        if session.terminal:
+            self.report(f"session {session.id} is already {session.state.value}", error=True)
+            return
+        from ecc.sessions import manager
+
+        def work(store: Store) -> str:
+            final = manager.stop(store, manager.find(store, session.id), self.config)
+            return f"Session {final.id} {final.state.value}: {final.reason}"
+
+        body = Text("Stop ")
+        body.append(session.id, "bold")
+        body.append(f" ({data.one_line(session.task, 50)})?\n")
+        body.append("SIGTERM to its process group, SIGKILL after the grace period. ")
+        body.append("Its worktree and branch are kept.")
+        self._confirm("Stop session", body, "Stop", lambda: self._in_thread("stop", work))
+
+    def action_resume(self) -> None:
+        session = self._need_selected()
+        if session is None:
+            return
+        from ecc.sessions import manager
+
+        def work(store: Store) -> str:
+            resumed = manager.resume(store, manager.find(store, session.id), self.config)
+            return f"Session {resumed.id} resumed"
+
+        self._in_thread("resume", work)
+
+    def action_remove(self) -> None:
+        session = self._need_selected()
+        if session is None:
+            return
+        if session.active:
+            self.report(f"session {session.id} is {session.state.value}; stop it first", error=True)
+            return
+        from ecc.sessions import manager
+
+        def work(store: Store) -> str:
+            result = manager.remove(store, manager.find(store, session.id), self.config)
+            kept = (result.get("worktree") or {}).get("kept_reason")
+            return f"Session {result['id']} removed" + (f" (kept: {kept})" if kept else "")
+
+        body = Text("Forget ")
+        body.append(session.id, "bold")
+        body.append(" and its output? A clean worktree is removed; its branch only if merged.")
+        self._confirm("Remove session", body, "Remove", lambda: self._in_thread("remove", work))
+
+    def action_prune(self) -> None:
+        finished = [s for s in self.watcher.sessions.values() if s.terminal and s.worktree_branch]
+        if not finished:
+            self.report("no finished session has a worktree to prune")
+            return
+        from ecc.sessions.daemon import prune
+
+        def work(store: Store) -> str:
+            results = prune(store, self.config, force_all=True)
+            removed = sum(1 for r in results if r["worktree_removed"])
+            kept = [f"{r['id']}: {r['kept_reason']}" for r in results if r["kept_reason"]]
+            return f"Pruned {removed} worktree(s)" + (f"; kept {'; '.join(kept)}" if kept else "")
+
+        body = Text(
+            f"Remove the worktrees of {len(finished)} finished session(s)?\n"
+            "Worktrees with uncommitted changes are kept; branches are deleted only when merged."
+        )
+        self._confirm("Prune worktrees", body, "Prune", lambda: self._in_thread("prune", work))
+
+    def action_merge(self) -> None:
+        session = self._need_selected()
+        if session is None:
+            return
+        if not session.worktree_branch:
+            self.report(f"session {session.id} has no worktree", error=True)
+            return
+        if not session.terminal:
+            self.report(
+                f"session {session.id} is {session.state.value}; wait for it or stop it",
+                error=True,
+            )
+            return
+
+        def check() -> None:
+            from ecc import worktrees
+
+            repo = Path(session.repo_root or session.project_dir)
+            try:
+                info = worktrees.status(
+                    repo,
+                    Path(session.worktree_path or ""),
+                    session.worktree_branch or "",
+                    session.base_branch,
+                    session.base_commit,
+                )
+                merge = (
+                    worktrees.mergeability(repo, session.worktree_branch or "", info.base)
+                    if info.branch_exists
+                    else None
+                )
+            except EccError as exc:
+                self.call_from_thread(self.report, f"merge: {exc.message}", error=True)
+                return
+            self.call_from_thread(self._offer_merge, session, info, merge)
+
+        self.run_worker(check, thread=True, group="actions", name="mergeability")
+
+    def _offer_merge(self, session: Session, info: Any, merge: Any) -> None:
+        body = Text()
+        body.append(f"{info.branch} → {session.base_branch or info.base}\n", "bold")
+        body.append(f"{info.ahead} commit(s) ahead, {info.behind} behind")
+        body.append(" (already merged)\n" if info.merged else "\n")
+        body.append(f"{len(info.dirty)} uncommitted file(s) in the worktree\n")
+        allowed = merge is not None and merge.clean and not info.dirty
+        if merge is None:
+            body.append("The branch no longer exists.", "red")
+        elif merge.clean:
+            body.append("Mergeable: clean", "bold green")
+        else:
+            body.append("Conflicts in: " + sanitize(", ".join(merge.conflicts)), "bold red")
+
+        def work(store: Store) -> str:
+            from ecc import worktrees
+
+            result = worktrees.merge(
+                Path(session.repo_root or session.project_dir),
+                Path(session.worktree_path or ""),
+                session.worktree_branch or "",
+                session.base_branch,
+            )
+            store.add_event(
+                session.id, "worktree", f"merged {result['branch']} into {result['base']}"
+            )
+            if result["already_up_to_date"]:
+                return f"{result['base']} already contains {result['branch']}"
+            return f"Merged {result['branch']} into {result['base']} ({result['after'][:12]})"
+
+        self._confirm(
+            "Merge worktree", body, "Merge", lambda: self._in_thread("merge", work), allowed
+        )
+
+    def _confirm(
+        self,
+        title: str,
+        body: Text,
+        label: str,
+        then: Callable[[], None],
+        allowed: bool = True,
+    ) -> None:
+        def done(confirmed: bool | None) -> None:
+            if confirmed:
+                then()
+
+        self.push_screen(ConfirmScreen(title, body, confirm_label=label, allowed=allowed), done)
+
+
+def _memory_search(query: str, root: Path) -> dict[str, Any]:
+    """Search the vault of ``root`` through the vault service (the ``ecc memory`` code path)."""
+    from ecc.vault.service import open_service
+
+    return open_service(cwd=root).search(query)
+
+
+def run(*, interval: float = 0.25, query: str = "") -> None:
+    DashboardApp(interval=interval, query=query).run()
