@@ -1,7 +1,8 @@
 """ecc adapter for OpenCode: ``opencode run --format=json`` in the session directory.
 
 Command: ``opencode run --format=json --dir=DIR --title=ecc-ID [--model=M] [--auto|--agent=plan]
-[--session=SESSION_ID] -- TASK``: flag values as ``--flag=value`` and the task after ``--``.
+[--session=SESSION_ID] -- WORD...``: flag values as ``--flag=value`` and the task after ``--``,
+split into space-free words (see :func:`prompt_words`).
 
 Profile: ``model`` is a flag; ``permission_mode`` maps to ``--auto`` (``bypassPermissions``) or
 the read-only ``plan`` agent (``plan``), ``default``/``acceptEdits`` keep OpenCode's own
@@ -84,7 +85,18 @@ def _argv(launch: LaunchContext, resume_id: str | None) -> list[str]:
         argv += translation.args
     if resume_id:
         argv.append(opt("--session", resume_id))
-    return [*argv, "--", render_task(launch.task, launch.profile, _NOT_FOLDED)]
+    return [*argv, "--", *prompt_words(render_task(launch.task, launch.profile, _NOT_FOLDED))]
+
+
+def prompt_words(prompt: str) -> list[str]:
+    """The prompt as argv words that ``opencode run`` joins back into exactly ``prompt``.
+
+    opencode joins its message words with spaces and wraps any word that contains a space in
+    double quotes (escaping inner quotes), so a one-element prompt would reach the model quoted.
+    Split on single spaces: no word has a space, and joining them restores the text exactly
+    (runs of spaces give empty words; newlines and tabs stay inside words).
+    """
+    return prompt.split(" ")
 
 
 @hookimpl
@@ -115,5 +127,6 @@ def ecc_parse_output_line(harness: str, line: str, stream: str) -> list[OutputEv
 @hookimpl
 def ecc_detect_harness(project_dir: Path) -> str | None:
     return NAME if any((project_dir / marker).exists() for marker in MARKERS) else None
+
 
 from ecc_adapter_opencode.integration import *  # noqa: E402,F403  (hooks + MCP integration)

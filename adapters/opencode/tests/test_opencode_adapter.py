@@ -13,7 +13,7 @@ from ecc.plugins import get_plugin_manager
 from ecc.types import LaunchContext
 
 SAMPLES = Path(__file__).parent / "samples"
-TRICKY = ["two words", 'it\'s "quoted"', "line one\nline two", "-x", "--auto"]
+TRICKY = ["two words", 'it\'s "q"', "a\nb", "-x", "--auto", "double  space ", " lead\ttab"]
 HEAD = ["opencode", "run", "--format=json", "--dir=/tmp/repo", "--title=ecc-sess-9999"]
 
 
@@ -32,8 +32,16 @@ def test_plain_command() -> None:
     assert opencode.ecc_build_command("opencode", launch()) == [
         *HEAD,
         "--",
-        "stabilize callback flow",
+        "stabilize",
+        "callback",
+        "flow",
     ]
+
+
+def rejoined(argv: list[str]) -> str:
+    """What opencode makes of the words after ``--``: quote words with spaces, join with one."""
+    words = argv[argv.index("--") + 1 :]
+    return " ".join(f'"{w}"' if " " in w else w for w in words)
 
 
 def test_not_ours() -> None:
@@ -50,13 +58,12 @@ def test_spec_acceptance_profile() -> None:
         add_dirs=["docs"],
         append_system_prompt="Build carefully.",
     )
-    assert opencode.ecc_build_command("opencode", launch(profile=profile)) == [
-        *HEAD,
-        "--model=anthropic/claude-sonnet-4",
-        "--",
+    argv = opencode.ecc_build_command("opencode", launch(profile=profile))
+    assert argv[len(HEAD) : argv.index("--")] == ["--model=anthropic/claude-sonnet-4"]
+    assert rejoined(argv) == (
         "System instructions:\nBuild carefully.\n\nECC execution profile:\n"
-        "- Additional context dirs: docs\n\nTask:\nstabilize callback flow",
-    ]
+        "- Additional context dirs: docs\n\nTask:\nstabilize callback flow"
+    )
 
 
 def test_every_field() -> None:
@@ -70,8 +77,8 @@ def test_every_field() -> None:
         append_system_prompt="S",
     )
     argv = opencode.ecc_build_command("opencode", launch(profile=profile))
-    assert argv[len(HEAD) : -1] == ["--model=m", "--auto", "--"]
-    assert argv[-1] == (
+    assert argv[len(HEAD) : argv.index("--")] == ["--model=m", "--auto"]
+    assert rejoined(argv) == (
         "System instructions:\nS\n\nECC execution profile:\n- Additional context dirs: a, b\n"
         "- Allowed tools: Read, Edit\n- Max budget USD: 2.5\n- Token budget: 900\n\n"
         "Task:\nstabilize callback flow"
@@ -91,7 +98,7 @@ def test_permission_modes(mode: str, flags: list[str]) -> None:
     argv = opencode.ecc_build_command(
         "opencode", launch(profile=AgentProfile(permission_mode=mode))
     )
-    assert argv[len(HEAD) : -2] == flags
+    assert argv[len(HEAD) : argv.index("--")] == flags
 
 
 def test_refusals() -> None:
@@ -108,13 +115,14 @@ def test_tricky_values(value: str) -> None:
     argv = opencode.ecc_build_command(
         "opencode", launch(task=value, profile=AgentProfile(model=value))
     )
-    assert argv[-2:] == ["--", value]
+    assert rejoined(argv) == value
     assert f"--model={value}" in argv
+    assert argv.index("--") == len(HEAD) + 1
 
 
 def test_resume_and_env() -> None:
     argv = opencode.ecc_resume_command("opencode", launch(task="go on"), "ses_abc")
-    assert argv == [*HEAD, "--session=ses_abc", "--", "go on"]
+    assert argv == [*HEAD, "--session=ses_abc", "--", "go", "on"]
     assert opencode.ecc_session_env("opencode", launch()) == {"OPENCODE_DISABLE_AUTOUPDATE": "1"}
 
 
