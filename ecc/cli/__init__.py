@@ -46,6 +46,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "hooks": ("ecc.cli.hooks_cmd", "hooks_group", "Install ecc's hooks into a harness."),
     "notify": ("ecc.cli.notify_cmd", "notify_group", "Test and inspect notifications."),
     "budget": ("ecc.cli.budget_cmd", "budget_command", "Token and cost use against budgets."),
+    "remote": ("ecc.cli.remote_cmd", "remote_group", "Serve or use the HTTP API for sessions."),
     "dashboard": (
         "ecc.cli.dashboard_cmd",
         "dashboard_command",

@@ -11,6 +11,10 @@ import click
 
 from ecc.cli.output import emit_json, json_option, say
 
+remote_option = click.option(
+    "--remote", metavar="NAME", help="Run on the server NAME (see ecc remote add)."
+)
+
 
 def _options(func: Any) -> Any:
     for option in reversed(
@@ -66,6 +70,7 @@ def _create_and_submit(
 @click.command("run")
 @_options
 @click.option("-d", "--detach", is_flag=True, help="Return at once; the session keeps running.")
+@remote_option
 @click.argument("task")
 def run_command(
     task: str,
@@ -76,12 +81,28 @@ def run_command(
     cwd: Path | None,
     as_json: bool,
     detach: bool,
+    remote: str | None,
 ) -> None:
     """Run an agent on TASK as a managed session and follow its output.
 
     Ctrl-C detaches (the session keeps running; exit status 130). Otherwise the exit status is
     the session's: 0 when completed, the harness's exit code when it failed.
     """
+    if remote:
+        from ecc.remote.client import run_remote
+
+        run_remote(
+            remote,
+            task,
+            harness=harness,
+            profile=profile,
+            use_worktree=use_worktree,
+            name=name,
+            cwd=cwd,
+            detach=detach,
+            as_json=as_json,
+        )
+        return
     store, session, _ = _create_and_submit(task, harness, profile, use_worktree, name, cwd)
     if detach:
         _print_started(session, as_json)
@@ -107,6 +128,7 @@ def run_command(
 
 @click.command("start")
 @_options
+@remote_option
 @click.argument("task")
 def start_command(
     task: str,
@@ -116,8 +138,24 @@ def start_command(
     name: str,
     cwd: Path | None,
     as_json: bool,
+    remote: str | None,
 ) -> None:
     """Start a session on TASK and return at once (the same as ecc run -d)."""
+    if remote:
+        from ecc.remote.client import run_remote
+
+        run_remote(
+            remote,
+            task,
+            harness=harness,
+            profile=profile,
+            use_worktree=use_worktree,
+            name=name,
+            cwd=cwd,
+            detach=True,
+            as_json=as_json,
+        )
+        return
     _, session, _ = _create_and_submit(task, harness, profile, use_worktree, name, cwd)
     _print_started(session, as_json)
 

@@ -8,6 +8,10 @@ import click
 
 from ecc.cli.output import emit_json, json_option, say
 
+remote_option = click.option(
+    "--remote", metavar="NAME", help="Ask the server NAME (see ecc remote add)."
+)
+
 
 def _open() -> tuple[Any, Any]:
     from ecc.config import get_config
@@ -36,8 +40,16 @@ def _age(text: str | None) -> str:
     "--state", "states", multiple=True, metavar="STATE", help="Only sessions in STATE (repeatable)."
 )
 @json_option
-def sessions_command(show_all: bool, states: tuple[str, ...], as_json: bool) -> None:
+@remote_option
+def sessions_command(
+    show_all: bool, states: tuple[str, ...], as_json: bool, remote: str | None
+) -> None:
     """List sessions, newest first (active ones unless --all or --state)."""
+    if remote:
+        from ecc.remote.client import sessions_remote
+
+        sessions_remote(remote, show_all, [s.strip().lower() for s in states], as_json)
+        return
     from ecc.sessions.models import ACTIVE, parse_state
 
     store, _ = _open()
@@ -142,10 +154,21 @@ def _exit_text(session: Any) -> str:
 @click.option("--tail", type=click.IntRange(min=0), help="Only the last N lines.")
 @click.option("--stream", type=click.Choice(["stdout", "stderr"]), help="Only one stream.")
 @json_option
+@remote_option
 def logs_command(
-    session_ref: str, follow_: bool, tail: int | None, stream: str | None, as_json: bool
+    session_ref: str,
+    follow_: bool,
+    tail: int | None,
+    stream: str | None,
+    as_json: bool,
+    remote: str | None,
 ) -> None:
     """Show a session's captured output (stderr lines go to stderr)."""
+    if remote:
+        from ecc.remote.client import logs_remote
+
+        logs_remote(remote, session_ref, follow=follow_, tail=tail, stream=stream, as_json=as_json)
+        return
     from ecc.cli.run_cmd import follow
     from ecc.sessions.manager import find
 
@@ -211,11 +234,17 @@ def _follow(
     help="Seconds between SIGTERM and SIGKILL (default: stop_grace_secs).",
 )
 @json_option
-def stop_command(session_ref: str, grace: float | None, as_json: bool) -> None:
+@remote_option
+def stop_command(session_ref: str, grace: float | None, as_json: bool, remote: str | None) -> None:
     """Stop a session: SIGTERM its process group, SIGKILL after the grace period.
 
     The worktree and its branch are kept: no work is lost.
     """
+    if remote:
+        from ecc.remote.client import stop_remote
+
+        stop_remote(remote, session_ref, grace, as_json)
+        return
     from ecc.sessions import manager
 
     store, config = _open()

@@ -1,0 +1,190 @@
+"""``ecc remote serve``: uvicorn with the loopback rule, TLS, limits and timeouts.
+
+* A non-loopback address is refused without TLS unless ``--insecure`` (then a warning).
+* Slow clients: a request's headers must arrive within ``remote.read_timeout_secs`` of the
+  connection (or of the previous response) — :class:`GuardedH11Protocol`, since uvicorn has no
+  header timeout of its own; the body has the same deadline (:class:`ecc.remote.app.Guard`);
+  idle keep-alive connections close after ``KEEP_ALIVE_SECS``; headers are capped at
+  ``MAX_HEADER_BYTES``; connections beyond ``--max-connections`` get 503.
+* The listening socket is opened here (``--port 0`` picks a free port), and the address is
+  printed on stderr once the server accepts connections.
+"""
+
+from __future__ import annotations
+
+import logging
+import socket
+import sys
+from pathlib import Path
+from typing import Any
+
+from uvicorn.protocols.http.h11_impl import H11Protocol
+
+from ecc.errors import EccError
+from ecc.remote.remotes import is_loopback
+
+KEEP_ALIVE_SECS = 5
+MAX_HEADER_BYTES = 16 * 1024
+GRACEFUL_SHUTDOWN_SECS = 5
+
+log = logging.getLogger("ecc.remote")
+
+
+class GuardedH11Protocol(H11Protocol):
+    """uvicorn's h11 protocol plus a deadline for each request's headers (slowloris)."""
+
+    header_timeout: float = 10.0
+
+    def connection_made(self, transport: Any) -> None:  # type: ignore[override]
+        super().connection_made(transport)
+        self._header_timer: Any = None
+        self._arm_header_timer()
+
+    def _arm_header_timer(self) -> None:
+        self._disarm_header_timer()
+        self._header_timer = self.loop.call_later(self.header_timeout, self._headers_overdue)
+
+    def _disarm_header_timer(self) -> None:
+        timer = getattr(self, "_header_timer", None)
+        if timer is not None:
+            timer.cancel()
+            self._header_timer = None
+
+    def _headers_overdue(self) -> None:
+        self._header_timer = None
+        waiting = self.cycle is None or self.cycle.response_complete
+        if waiting and not self.transport.is_closing():
+            self.transport.close()
+
+    def handle_events(self) -> None:
+        before = self.cycle
+        super().handle_events()
+        if self.cycle is not before and self.cycle is not None:
+            self._disarm_header_timer()  # a request's headers arrived
+
+    def on_response_complete(self) -> None:
+        super().on_response_complete()
+        if not self.transport.is_closing():
+            self._arm_header_timer()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._disarm_header_timer()
+        super().connection_lost(exc)
+
+
+def check_bind(host: str, tls: bool, insecure: bool) -> str | None:
+    """Refuse a plain-HTTP non-loopback bind unless ``insecure``; returns a warning or None."""
+    if is_loopback(host) or tls:
+        return None
+    if not insecure:
+        raise EccError(
+            f"refusing to serve plain HTTP on non-loopback address {host}: "
+            "pass --tls-cert and --tls-key, or --insecure to accept the risk"
+        )
+    return (
+        f"WARNING: serving plain HTTP on {host}: tokens and task text cross the network "
+        "unencrypted (--insecure)"
+    )
+
+
+def open_socket(host: str, port: int) -> socket.socket:
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except socket.gaierror as exc:
+        raise EccError(f"cannot resolve {host}: {exc}") from None
+    family, _, _, _, address = infos[0]
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind(address)
+    except OSError as exc:
+        sock.close()
+        raise EccError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+    sock.set_inheritable(False)
+    return sock
+
+
+def serve(
+    *,
+    host: str,
+    port: int,
+    token_file: Path | None,
+    tls_cert: Path | None,
+    tls_key: Path | None,
+    insecure: bool,
+    max_connections: int,
+    log_level: str = "info",
+) -> None:
+    import uvicorn
+
+    from ecc.config import get_config
+    from ecc.remote.app import Settings, create_app
+    from ecc.remote.tokens import TokenSet, server_tokens
+
+    if (tls_cert is None) != (tls_key is None):
+        raise EccError("--tls-cert and --tls-key go together")
+    for path in (tls_cert, tls_key):
+        if path is not None and not path.is_file():
+            raise EccError(f"TLS file {path} does not exist")
+    tls = tls_cert is not None
+    warning = check_bind(host, tls, insecure)
+    tokens, token_source = server_tokens(token_file)
+    config = get_config()
+    settings = Settings.from_config(config, TokenSet(tokens))
+    logging.basicConfig(
+        level=getattr(logging, log_level.upper(), logging.INFO),
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+        stream=sys.stderr,
+    )
+    if warning:
+        log.warning(warning)
+    if not settings.allowed_roots:
+        log.warning(
+            "remote.allowed_roots is empty: every create request will be refused "
+            "(ecc config set remote.allowed_roots '[\"/path/to/projects\"]')"
+        )
+    GuardedH11Protocol.header_timeout = settings.read_timeout_secs
+    app = create_app(settings)
+    sock = open_socket(host, port)
+    uv_config = uvicorn.Config(
+        app,
+        http=GuardedH11Protocol,
+        ws="none",
+        lifespan="on",
+        interface="asgi3",
+        timeout_keep_alive=KEEP_ALIVE_SECS,
+        timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_SECS,
+        h11_max_incomplete_event_size=MAX_HEADER_BYTES,
+        limit_concurrency=max_connections,
+        server_header=False,
+        proxy_headers=False,
+        ssl_certfile=str(tls_cert) if tls_cert else None,
+        ssl_keyfile=str(tls_key) if tls_key else None,
+        log_config=None,
+        log_level=log_level,
+        access_log=True,
+    )
+    server = uvicorn.Server(uv_config)
+    bound_host, bound_port = sock.getsockname()[:2]
+    scheme = "https" if tls else "http"
+    shown = f"[{bound_host}]" if ":" in bound_host else bound_host
+    log.info(
+        "ecc remote: %d token(s) from %s; allowed roots: %s",
+        len(tokens),
+        token_source,
+        ", ".join(str(r) for r in settings.allowed_roots) or "none",
+    )
+
+    original_startup = server.startup
+
+    async def startup(sockets: Any = None) -> None:
+        await original_startup(sockets=sockets)
+        if server.started:
+            sys.stderr.write(f"ecc remote: listening on {scheme}://{shown}:{bound_port}\n")
+            sys.stderr.flush()
+
+    server.startup = startup  # type: ignore[method-assign]
+    try:
+        server.run(sockets=[sock])
+    finally:
+        sock.close()
