@@ -106,17 +106,22 @@ class Reader(threading.Thread):
                 break
             if skipping[stream]:
                 skipping[stream] = False
+            elif end - start > MAX_LINE_BYTES:
+                lines.append(self._truncated(buf[start : start + MAX_LINE_BYTES]))
             else:
                 lines.append(_decode(bytes(buf[start:end])))
             start = end + 1
         del buf[:start]
         if len(buf) > MAX_LINE_BYTES:
             if not skipping[stream]:
-                lines.append(_decode(bytes(buf[:MAX_LINE_BYTES])) + " [line truncated]")
-                self.truncated += 1
+                lines.append(self._truncated(buf[:MAX_LINE_BYTES]))
                 skipping[stream] = True
             buf.clear()
         return lines
+
+    def _truncated(self, head: bytearray) -> str:
+        self.truncated += 1
+        return _decode(bytes(head)) + " [line truncated]"
 
 
 def _decode(raw: bytes) -> str:

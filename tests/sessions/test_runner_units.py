@@ -1,0 +1,112 @@
+"""The runner's capture pieces in-process: line splitting, parser ownership, usage events."""
+
+from __future__ import annotations
+
+import os
+import queue
+from pathlib import Path
+from typing import Any
+
+from ecc.sessions.models import State
+from ecc.sessions.runner import MAX_LINE_BYTES, Reader, apply_output_event, owning_parser
+from ecc.sessions.store import Store
+from ecc.types import OutputEvent
+
+
+class _Impl:
+    def __init__(self, name: str, function: Any, argnames: tuple[str, ...]) -> None:
+        self.plugin_name = name
+        self.function = function
+        self.argnames = argnames
+
+
+class _Hook:
+    def __init__(self, impls: list[_Impl]) -> None:
+        self.impls = impls
+
+    def get_hookimpls(self) -> list[_Impl]:
+        return self.impls
+
+
+def test_reader_splits_streams_and_caps_lines() -> None:
+    out_r, out_w = os.pipe()
+    err_r, err_w = os.pipe()
+    sink: queue.Queue[Any] = queue.Queue()
+    with open(out_r, "rb", buffering=0) as out, open(err_r, "rb", buffering=0) as err:
+        reader = Reader({"stdout": out, "stderr": err}, sink)
+        reader.start()
+        os.write(out_w, b"a\r\nb")
+        os.write(out_w, b"c\n" + b"x" * (MAX_LINE_BYTES + 10) + b"\nafter\n\xff\n")
+        os.write(err_w, b"e1\n")
+        os.close(out_w)
+        os.close(err_w)
+        reader.join(timeout=10)
+    got: dict[str, list[str]] = {"stdout": [], "stderr": []}
+    while (item := sink.get(timeout=5)) is not None:
+        got[item[0]].extend(item[2])
+    assert got["stderr"] == ["e1"]
+    assert got["stdout"][:2] == ["a", "bc"]
+    assert got["stdout"][2].endswith("[line truncated]")
+    assert got["stdout"][3:] == ["after", "\ufffd"]
+    assert reader.truncated == 1
+
+
+def test_parser_owner_is_the_one_that_does_not_return_none() -> None:
+    calls: list[str] = []
+
+    def other(harness: str, line: str, stream: str) -> Any:
+        calls.append("other")
+        return None
+
+    def mine(harness: str, line: str) -> Any:  # fewer arguments than the spec: allowed
+        calls.append("mine")
+        return [OutputEvent("usage", {"input_tokens": 1})] if harness == "x" else None
+
+    parser = owning_parser(
+        _Hook(
+            [
+                _Impl("o", other, ("harness", "line", "stream")),
+                _Impl("m", mine, ("harness", "line")),
+            ]
+        ),
+        "x",
+        "l",
+        "stdout",
+    )
+    assert parser is not None
+    calls.clear()
+    assert parser(harness="x", line="l2", stream="stdout")[0].kind == "usage"
+    assert calls == ["mine"]
+    assert (
+        owning_parser(_Hook([_Impl("o", other, ("harness", "line", "stream"))]), "x", "l", "stdout")
+        is None
+    )
+
+
+def test_output_events_land_in_the_store(tmp_path: Path) -> None:
+    store = Store(tmp_path / "ecc.db")
+    session = store.insert_session(
+        "s1",
+        task="t",
+        harness="h",
+        state=State.PENDING,
+        reason="created",
+        project_dir="/",
+        working_dir="/",
+    )
+    apply_output_event(store, session, OutputEvent("harness_session", {"id": "abc"}))
+    apply_output_event(
+        store,
+        session,
+        OutputEvent("usage", {"input_tokens": 3, "output_tokens": 4, "cost_usd": 0.01}),
+    )
+    apply_output_event(
+        store, session, OutputEvent("tool_call", {"tool": "Bash", "input": {"command": "ls"}})
+    )
+    apply_output_event(store, session, OutputEvent("final", {"text": "done"}))
+    fresh = store.get_session("s1")
+    assert fresh is not None and fresh.harness_session_id == "abc"
+    assert (fresh.input_tokens, fresh.output_tokens, fresh.cost_usd) == (3, 4, 0.01)
+    assert store.list_tool_calls("s1")[0]["tool"] == "Bash"
+    assert store.list_events("s1")[-1]["kind"] == "output_final"
+    store.close()
