@@ -220,10 +220,15 @@ def run(harness: str, event: str, raw: bytes, cwd: Path | None = None) -> Any:
         if hook_event is None:
             raise LookupError(f"no installed adapter handles hook payloads of {harness!r}")
         decision = HookDecision(event=hook_event)
-        if hook_event.phase == "pre_tool" and hook_event.call is not None:
-            decision = _score_and_record(hook_event, config, pm)
+        scored = hook_event.phase == "pre_tool" and hook_event.call is not None
+        if scored:
+            decision = _score(hook_event, config, pm)
         response = pm.hook.ecc_hook_response(harness=harness, decision=decision)
-        return response if response is not None else _generic_response(decision)
+        if response is None:
+            response = _generic_response(decision)
+        if scored:  # after the answer: an adapter without "ask" turns it into "deny"
+            _record(decision, config)
+        return response
     except Exception as exc:
         log_error("internal error", exc, harness)
         verdict = "deny" if fail_closed else "allow"
@@ -246,14 +251,13 @@ def run(harness: str, event: str, raw: bytes, cwd: Path | None = None) -> Any:
         return _generic_response(decision)
 
 
-def _score_and_record(hook_event: Any, config: Any, pm: Any) -> Any:
+def _score(hook_event: Any, config: Any, pm: Any) -> Any:
     from ecc.risk import assess
     from ecc.types import HookDecision
 
     call = hook_event.call
     call.harness = call.harness or hook_event.harness
-    session_id = os.environ.get("ECC_SESSION_ID") or None
-    call.session_id = call.session_id or session_id
+    call.session_id = call.session_id or os.environ.get("ECC_SESSION_ID") or None
     assessment = assess(call, config, pm.hook)
     for error in assessment.errors:
         log_error(f"risk scorer failed: {error}", harness=hook_event.harness)
@@ -271,25 +275,30 @@ def _score_and_record(hook_event: Any, config: Any, pm: Any) -> Any:
         action=assessment.action,
         score=assessment.score,
         reason=reason,
+        reasons=assessment.reasons,
     )
+    return decision
+
+
+def _record(decision: Any, config: Any) -> None:
+    """Store the call with its score and the decision the harness was given; never raises."""
+    call = decision.event.call
     try:
         from ecc.sessions.store import Store, resolve_url
 
-        url = config.store.url
-        store = Store(resolve_url(url))
+        store = Store(resolve_url(config.store.url))
         try:
             store.record_tool_call(
-                session_id=session_id,
-                harness=hook_event.harness,
+                session_id=os.environ.get("ECC_SESSION_ID") or None,
+                harness=decision.event.harness,
                 tool=call.tool,
                 input=call.input,
-                score=assessment.score,
-                action=assessment.action,
-                reasons=assessment.reasons,
-                decision=verdict,
+                score=decision.score,
+                action=decision.action,
+                reasons=decision.reasons,
+                decision=decision.decision,
             )
         finally:
             store.close()
     except Exception as exc:  # recording must never change the decision
-        log_error("could not record the tool call", exc, hook_event.harness)
-    return decision
+        log_error("could not record the tool call", exc, decision.event.harness)

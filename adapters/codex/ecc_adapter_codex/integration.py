@@ -117,7 +117,7 @@ def ecc_hook_response(harness: str, decision: HookDecision) -> HookResponse | No
         return None
     if decision.event.phase != "pre_tool" or decision.decision == "allow":
         return HookResponse()
-    reason = decision.reason
-    if decision.decision == "ask":
-        reason += " (Codex hooks cannot ask for confirmation, so ecc denies it)"
-    return HookResponse(exit_code=2, stderr=reason + "\n")
+    if decision.decision == "ask":  # Codex hooks cannot ask: deny, and say why
+        decision.decision = "deny"
+        decision.reason += " (Codex hooks cannot ask for confirmation, so ecc denies it)"
+    return HookResponse(exit_code=2, stderr=decision.reason + "\n")

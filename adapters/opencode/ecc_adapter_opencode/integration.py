@@ -194,4 +194,7 @@ def ecc_hook_response(harness: str, decision: HookDecision) -> HookResponse | No
         return None
     if decision.event.phase != "pre_tool" or decision.decision == "allow":
         return HookResponse()
+    if decision.decision == "ask":  # nobody to ask: deny, and say why
+        decision.decision = "deny"
+        decision.reason += " (OpenCode hooks cannot ask for confirmation, so ecc denies it)"
     return HookResponse(exit_code=2, stderr=decision.reason + "\n")
