@@ -670,44 +670,23 @@ class VaultService:
 
 
 def memory_settings() -> tuple[str, dict[str, Any]]:
-    """``memory.backend`` and ``memory.settings`` from config, read cheaply when possible.
+    """``memory.backend`` and ``memory.settings`` from the validated config.
 
-    The memory commands run on agents' hot paths; reading the few TOML layers directly avoids
-    loading pydantic. ``ecc -c`` overrides take the full configuration path.
+    Memory commands are on agents' hot paths: the cached config view avoids importing pydantic
+    (a miss or a changed layer file goes through the full loader).
     """
-    from ecc import config
+    from ecc import fastconfig
 
-    if config._overrides or config._current is not None:
-        settings = config.get_config().memory
-        return settings.backend, dict(settings.settings)
-    import tomllib
+    memory = fastconfig.view()["memory"]
+    return str(memory["backend"]), _plain(memory["settings"])
 
-    from ecc import paths
 
-    backend, options = "files", {}
-    layers: list[Path | None] = [paths.user_config_file(), paths.project_config_file()]
-    if os.environ.get("ECC_CONFIG"):
-        layers.append(Path(os.environ["ECC_CONFIG"]).expanduser())
-    for layer in layers:
-        if layer is None or not layer.is_file():
-            continue
-        try:
-            data = tomllib.loads(layer.read_text("utf-8"))
-        except (OSError, ValueError):
-            settings = config.get_config().memory  # let the full loader report the problem
-            return settings.backend, dict(settings.settings)
-        table = data.get("memory", {})
-        if isinstance(table, dict):
-            backend = table.get("backend", backend)
-            if isinstance(table.get("settings"), dict):
-                options = {**options, **table["settings"]}
-    env_backend = os.environ.get("ECC__MEMORY__BACKEND")
-    if env_backend:
-        backend = env_backend
-    if not isinstance(backend, str) or any(k.startswith("ECC__MEMORY__S") for k in os.environ):
-        settings = config.get_config().memory
-        return settings.backend, dict(settings.settings)
-    return backend, options
+def _plain(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return {key: _plain(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(item) for item in value]
+    return value
 
 
 def open_service(*, cwd: Path | None = None, env: Mapping[str, str] | None = None) -> VaultService:
