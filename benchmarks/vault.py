@@ -25,10 +25,45 @@ sys.path.insert(0, str(ROOT))
 from ecc.vault.format import MEMORY_KINDS, serialize_memory_document  # noqa: E402
 
 WORDS = [
-    *"auth migration rollout database cache index worker queue deploy token schema".split(),
-    *"retry latency budget review harness session branch merge conflict release".split(),
-    *"test flaky lint config plugin adapter vault memory search doctor backlink".split(),
-    *"handoff decision runbook".split(),
+    *[
+        "auth",
+        "migration",
+        "rollout",
+        "database",
+        "cache",
+        "index",
+        "worker",
+        "queue",
+        "deploy",
+        "token",
+        "schema",
+    ],
+    *[
+        "retry",
+        "latency",
+        "budget",
+        "review",
+        "harness",
+        "session",
+        "branch",
+        "merge",
+        "conflict",
+        "release",
+    ],
+    *[
+        "test",
+        "flaky",
+        "lint",
+        "config",
+        "plugin",
+        "adapter",
+        "vault",
+        "memory",
+        "search",
+        "doctor",
+        "backlink",
+    ],
+    *["handoff", "decision", "runbook"],
 ]
 
 
