@@ -33,8 +33,11 @@ test: install lint
 	$(BIN)/python -m pytest -q -m "not e2e"
 
 e2e: install
-	@echo "e2e: drives the real claude, codex, gemini and opencode CLIs (see docs/e2e.md)."
-	$(BIN)/python -m pytest -q -m e2e
+	@echo "e2e: drives the real claude, codex, gemini and opencode CLIs (see docs/adapters.md)."
+	@start=$$(date +%s); \
+	bash tests/e2e/install_clis.sh >/dev/null && \
+	ECC_E2E_REQUIRED=1 $(BIN)/python -m pytest -q -m e2e tests/e2e; status=$$?; \
+	echo "e2e wall time: $$(( $$(date +%s) - start )) s"; exit $$status
 
 bench: install
 	@for script in benchmarks/*.py; do echo "== $$script"; $(BIN)/python $$script || exit 1; done
