@@ -1,4 +1,11 @@
-"""ecc adapter for the Cursor agent CLI (``cursor-agent -p``), written as any third party would."""
+"""ecc adapter for the Cursor agent CLI (``cursor-agent -p``), written as any third party would.
+
+Command: ``cursor-agent --print --output-format=stream-json [--resume=ID] [--model=M] [--force]
+-- TASK``. Every value is one ``--flag=value`` element and the task follows ``--``, so a task or
+profile value starting with ``-`` is never read as a flag. ``permission_mode`` ``bypassPermissions``
+maps to ``--force`` (run commands without asking); other modes and ``disallowed_tools`` are
+refused (the CLI cannot enforce them); the rest is folded into the prompt.
+"""
 
 from __future__ import annotations
 
@@ -6,13 +13,20 @@ from pathlib import Path
 
 from ecc.config import AgentProfile
 from ecc.hookspecs import hookimpl
-from ecc.profiles import render_task
-from ecc.types import HarnessInfo, LaunchContext, ProfileTranslation
+from ecc.profiles import (
+    as_int,
+    opt,
+    parse_json_line,
+    refuse_if_any,
+    render_task,
+)
+from ecc.types import HarnessInfo, LaunchContext, OutputEvent, ProfileTranslation
 
 NAME = "cursor"
 PROGRAM = "cursor-agent"
 MARKERS = (".cursor", ".cursorrules")
-PROFILE_FIELDS = frozenset({"model"})
+PROFILE_FIELDS = frozenset({"model", "permission_mode"})
+_NOT_FOLDED = PROFILE_FIELDS | {"disallowed_tools"}
 
 
 @hookimpl
@@ -20,7 +34,7 @@ def ecc_harnesses() -> HarnessInfo:
     return HarnessInfo(
         name=NAME,
         program=PROGRAM,
-        description="Cursor agent CLI in print mode",
+        description="Cursor agent CLI in print mode (stream-json output)",
         aliases=("cursor-agent",),
         capabilities=frozenset({"direct", "structured_output", "resume"}),
         profile_fields=PROFILE_FIELDS,
@@ -31,17 +45,31 @@ def ecc_harnesses() -> HarnessInfo:
 def ecc_translate_profile(harness: str, profile: AgentProfile) -> ProfileTranslation | None:
     if harness != NAME:
         return None
-    args = ["--model", profile.model] if profile.model else []
-    return ProfileTranslation(args=args, prompt_prefix=render_task("", profile, PROFILE_FIELDS))
+    args: list[str] = []
+    refused: dict[str, str] = {}
+    if profile.model:
+        args.append(opt("--model", profile.model))
+    if profile.permission_mode == "bypassPermissions":
+        args.append("--force")
+    elif profile.permission_mode and profile.permission_mode != "default":
+        refused["permission_mode"] = "cursor-agent knows only default and bypassPermissions"
+    if profile.disallowed_tools:
+        refused["disallowed_tools"] = "cursor-agent has no flag that removes a tool"
+    return ProfileTranslation(
+        args=args, prompt_prefix=render_task("", profile, _NOT_FOLDED), refused=refused
+    )
 
 
 def _argv(launch: LaunchContext, resume_id: str | None) -> list[str]:
-    argv = [PROGRAM, "--print", "--output-format", "stream-json"]
+    argv = [PROGRAM, "--print", "--output-format=stream-json"]
     if resume_id:
-        argv += ["--resume", resume_id]
-    if launch.profile is not None and launch.profile.model:
-        argv += ["--model", launch.profile.model]
-    return [*argv, render_task(launch.task, launch.profile, PROFILE_FIELDS)]
+        argv.append(opt("--resume", resume_id))
+    if launch.profile is not None:
+        translation = ecc_translate_profile(NAME, launch.profile)
+        assert translation is not None
+        refuse_if_any(NAME, translation)
+        argv += translation.args
+    return [*argv, "--", render_task(launch.task, launch.profile, _NOT_FOLDED)]
 
 
 @hookimpl
@@ -59,6 +87,55 @@ def ecc_resume_command(
 @hookimpl
 def ecc_session_env(harness: str, launch: LaunchContext) -> dict[str, str] | None:
     return {"CURSOR_AGENT_SESSION": launch.session_name} if harness == NAME else None
+
+
+def parse_line(line: str) -> list[OutputEvent]:
+    """One stream-json line: ``system/init``, ``tool_call/started``, ``result`` (never raises)."""
+    data = parse_json_line(line)
+    if data is None:
+        return []
+    events: list[OutputEvent] = []
+    kind = data.get("type")
+    sid = data.get("session_id")
+    if kind == "system" and isinstance(sid, str) and sid:
+        events.append(OutputEvent("harness_session", {"id": sid}))
+    elif kind == "tool_call" and data.get("subtype") == "started":
+        call = data.get("tool_call") if isinstance(data.get("tool_call"), dict) else {}
+        for tool, body in call.items():  # e.g. {"shellToolCall": {"args": {"command": ...}}}
+            args = body.get("args") if isinstance(body, dict) else None
+            events.append(
+                OutputEvent(
+                    "tool_call",
+                    {"tool": str(tool), "input": args if isinstance(args, dict) else {}},
+                )
+            )
+    elif kind == "result":
+        usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
+        if usage:
+            events.append(
+                OutputEvent(
+                    "usage",
+                    {
+                        "input_tokens": as_int(usage.get("input_tokens")),
+                        "output_tokens": as_int(usage.get("output_tokens")),
+                        "cost_usd": None,
+                        "cumulative": False,
+                    },
+                )
+            )
+        result = data.get("result")
+        if data.get("is_error"):
+            events.append(OutputEvent("error", {"message": str(result or "error")}))
+        elif isinstance(result, str):
+            events.append(OutputEvent("final", {"text": result}))
+    return events
+
+
+@hookimpl
+def ecc_parse_output_line(harness: str, line: str, stream: str) -> list[OutputEvent] | None:
+    if harness != NAME:
+        return None
+    return parse_line(line) if stream == "stdout" else []
 
 
 @hookimpl
