@@ -127,12 +127,10 @@ def for_session(session: Any, config: Any) -> dict[str, Any]:
 
 def report(store: Store, config: Any, active_only: bool = False) -> dict[str, Any]:
     """Use against budgets, overall and per session (read only: no alerts, no stops)."""
-    sessions = store.list_sessions()
-    rows = [
-        for_session(s, config)
-        for s in sessions
-        if not active_only or getattr(s, "is_active", False)
-    ]
+    from ecc.sessions.models import ACTIVE
+
+    sessions = store.list_sessions(states=ACTIVE if active_only else None)
+    rows = [for_session(s, config) for s in sessions]
     return {"overall": overall(store, config), "sessions": rows, "action": config.budget_action}
 
 
@@ -228,7 +226,7 @@ def check(store: Store, config: Any = None, session_id: str | None = None) -> li
         one = store.get_session(session_id)
         sessions = [one] if one is not None else []
     else:
-        sessions = [s for s in store.list_sessions() if s.state in ACTIVE]
+        sessions = store.list_sessions(states=ACTIVE)
     over_sessions: list[Any] = []
     for session in sessions:
         mine = for_session(session, config)
@@ -244,7 +242,7 @@ def check(store: Store, config: Any = None, session_id: str | None = None) -> li
     if config.budget_action == "stop":
         targets = list(over_sessions)
         if scope["level"] == 5:
-            targets = [s for s in store.list_sessions() if s.state in ACTIVE]
+            targets = store.list_sessions(states=ACTIVE)
         for session in targets:
             if session.state in ACTIVE and not session.stop_requested:
                 store.request_stop(session.id, float(config.stop_grace_secs))
