@@ -49,6 +49,7 @@ log = logging.getLogger("ecc.remote")
 
 PUBLIC_PATHS = frozenset({"/v1/health", "/openapi.json"})
 BODY_METHODS = frozenset({"POST", "PUT", "PATCH"})
+MAX_HEADER_BYTES = 16 * 1024  # all header names and values together
 SSE_POLL_SECS = 0.1
 SSE_KEEPALIVE_SECS = 15.0
 
@@ -145,8 +146,16 @@ class Guard:
             await self.app(scope, receive, send)
             return
         headers: dict[bytes, bytes] = {}
+        size = 0
         for key, value in scope["headers"]:
             headers.setdefault(key, value)
+            size += len(key) + len(value)
+        if size > MAX_HEADER_BYTES:
+            too_big = _error_response(
+                431, "headers_too_large", "request headers too large", {"Connection": "close"}
+            )
+            await too_big(scope, receive, send)
+            return
         if scope["path"] not in PUBLIC_PATHS:
             refusal = self._authenticate(scope, headers)
             if refusal is not None:
@@ -297,12 +306,17 @@ def _responses(*codes: int) -> dict[int | str, dict[str, Any]]:
         413: "The request body is too large.",
         422: "A field failed validation (unknown harness or profile included).",
         429: "Rate limit reached; see Retry-After.",
+        431: "Request headers too large.",
         503: "The session was recorded but its runner could not be started.",
     }
     return {code: {"model": schemas.ErrorOut, "description": text[code]} for code in codes}
 
 
-COMMON = (400, 401, 408, 413, 422, 429)
+COMMON = (400, 401, 408, 413, 422, 429, 431)
+
+SessionId = Annotated[
+    str, PathParam(pattern=schemas.SESSION_ID_PATTERN, description="Id or unique prefix.")
+]
 
 
 def create_app(settings: Settings) -> Guard:
@@ -435,10 +449,6 @@ def create_app(settings: Settings) -> Guard:
             wanted = sorted(ACTIVE)
         rows = pool.get().list_sessions(wanted, limit=limit)
         return schemas.SessionList(sessions=[schemas.SessionOut.of(s) for s in rows])
-
-    SessionId = Annotated[
-        str, PathParam(pattern=schemas.SESSION_ID_PATTERN, description="Id or unique prefix.")
-    ]
 
     @api.get(
         "/v1/sessions/{session_id}",

@@ -255,8 +255,17 @@ def test_worktree_flag_runs_in_a_fresh_worktree(shared_server: Server) -> None:
         repo.mkdir()
         for args in (
             ["init", "-q", "-b", "main"],
-            ["-c", "user.name=t", "-c", "user.email=t@e.invalid", "commit", "-q", "--allow-empty",
-             "-m", "init"],
+            [
+                "-c",
+                "user.name=t",
+                "-c",
+                "user.email=t@e.invalid",
+                "commit",
+                "-q",
+                "--allow-empty",
+                "-m",
+                "init",
+            ],
         ):
             subprocess.run(["git", *args], cwd=repo, check=True, env=shared_server.env)
     body = {"task": "pwd", "repository": str(repo), "harness": "shell", "worktree": True}
@@ -272,9 +281,10 @@ def test_worktree_flag_runs_in_a_fresh_worktree(shared_server: Server) -> None:
 
 def test_a_connection_is_reused_for_several_requests(shared_server: Server) -> None:
     conn = http.client.HTTPConnection(shared_server.host, shared_server.port, timeout=30)
+    auth = {"Authorization": f"Bearer {shared_server.token}"}
     try:
         for _ in range(3):
-            conn.request("GET", "/v1/sessions", headers={"Authorization": f"Bearer {shared_server.token}"})
+            conn.request("GET", "/v1/sessions", headers=auth)
             response = conn.getresponse()
             response.read()
             assert response.status == 200
