@@ -59,8 +59,13 @@ class ProfileTranslation:
 class OutputEvent:
     """One structured event parsed from a harness's output stream.
 
-    ``kind`` is one of: ``harness_session`` (data: id), ``tool_call`` (data: tool, input),
-    ``usage`` (data: input_tokens, output_tokens, cost_usd), ``final`` (data: text), ``error``.
+    ``kind`` is one of: ``harness_session`` (data: id), ``tool_call`` (data: tool, input, id),
+    ``usage`` (data: input_tokens, output_tokens, cost_usd, cumulative), ``final`` (data: text,
+    optional delta), ``error`` (data: message).
+
+    ``usage.cumulative`` False: add it to the session's totals; True: it is the harness session's
+    running total so far (replace the previously reported total, do not add). ``final.delta``
+    True: the text extends the previous final text.
     """
 
     kind: str
