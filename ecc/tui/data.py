@@ -343,7 +343,12 @@ def details_text(session: Session) -> Text:
             if session.worktree_path
             else worktree_text(session),
         ),
-        ("Base", f"{session.base_branch or '-'} @ {(session.base_commit or '')[:12]}"),
+        (
+            "Base",
+            f"{session.base_branch or 'detached'} @ {session.base_commit[:12]}"
+            if session.base_commit
+            else "-",
+        ),
         ("Exit", _exit_text(session)),
         ("Tokens", f"{session.input_tokens} in, {session.output_tokens} out"),
         ("Cost", f"${session.cost_usd:.4f}"),

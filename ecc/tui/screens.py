@@ -52,6 +52,7 @@ class ConfirmScreen(ModalScreen[bool]):
     """Ask before a destructive action: ``y``/Enter on the confirm button, ``n``/Esc cancels."""
 
     DEFAULT_CSS = DIALOG_CSS
+    SCOPED_CSS = False  # the rules style the screen itself, not only its descendants
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape,n", "cancel", "Cancel"),
         Binding("y", "confirm", "Confirm"),
@@ -103,6 +104,7 @@ class PromptScreen(ModalScreen[str | None]):
     """One line of text (the filter): Enter accepts, Esc cancels."""
 
     DEFAULT_CSS = DIALOG_CSS
+    SCOPED_CSS = False  # the rules style the screen itself, not only its descendants
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "cancel", "Cancel")]
 
     def __init__(self, title: str, value: str = "", placeholder: str = "") -> None:
@@ -128,6 +130,7 @@ class NewSessionScreen(ModalScreen[dict[str, Any] | None]):
     """Harness, profile, task, directory and worktree of a new session."""
 
     DEFAULT_CSS = DIALOG_CSS
+    SCOPED_CSS = False  # the rules style the screen itself, not only its descendants
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "cancel", "Cancel")]
 
     def __init__(
