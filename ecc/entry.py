@@ -15,6 +15,12 @@ def main() -> None:
 
         sys.stdout.write(f"ecc {__version__}\n")
         return
+    if sys.argv[1:2] == ["hook"]:  # before every agent tool call: skip click for the plain form
+        from ecc.hookcall import main as hook_main
+
+        status = hook_main(sys.argv[2:])
+        if status is not None:
+            sys.exit(status)
     from ecc.cli import main as cli_main
 
     cli_main()

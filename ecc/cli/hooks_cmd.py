@@ -6,6 +6,7 @@ adapter (``ecc_install_integration``, kind ``hooks``) knows the file and its for
 
 from __future__ import annotations
 
+import os
 import shlex
 import sys
 from pathlib import Path
@@ -40,6 +41,16 @@ def _options(function):  # type: ignore[no-untyped-def]
     return json_option(function)
 
 
+def ecc_command() -> str:
+    """How a harness should run ecc: this installation's console script when it sits next to the
+    interpreter (it starts faster than ``python -m ecc``), else ``python -m ecc``; both absolute,
+    so the harness's PATH does not matter."""
+    script = Path(sys.executable).parent / "ecc"
+    if script.is_file() and os.access(script, os.X_OK):
+        return shlex.join([str(script)])
+    return shlex.join([sys.executable, "-m", "ecc"])
+
+
 def _apply(action: str, harness: str, scope: str, dry_run: bool, as_json: bool) -> None:
     from ecc import paths
     from ecc.config import get_config
@@ -57,7 +68,7 @@ def _apply(action: str, harness: str, scope: str, dry_run: bool, as_json: bool) 
         scope=scope,
         project_dir=project,
         dry_run=dry_run,
-        options={"command": shlex.join([sys.executable, "-m", "ecc"])},
+        options={"command": ecc_command()},
     )
     result = get_plugin_manager(config).hook.ecc_install_integration(harness=name, request=request)
     if result is None:

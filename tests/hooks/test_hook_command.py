@@ -268,4 +268,30 @@ def test_installed_claude_command_runs_as_written(git_repo: Path) -> None:
         timeout=60,
     )
     assert done.returncode == 2, done.stderr
-    assert command.split()[:3] == [*ECC[:1], "-m", "ecc"]
+    venv_script = str(Path(ECC[0]).parent / "ecc")
+    assert command.split()[0] in {venv_script, ECC[0]}  # absolute: PATH does not matter
+
+
+def test_plain_hook_command_line_skips_click_and_other_forms_still_work() -> None:
+    probe = (
+        "import sys, json\n"
+        "sys.argv = ['ecc', 'hook', '--harness=claude']\n"
+        "from ecc.entry import main\n"
+        "try:\n"
+        "    main()\n"
+        "except SystemExit as done:\n"
+        "    status = done.code\n"
+        "print(json.dumps({'status': status, 'click': 'click' in sys.modules}))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe],
+        input=json.dumps(claude_pre("rm -rf /")),
+        capture_output=True,
+        text=True,
+        env={**os.environ, **ENFORCE},
+        timeout=60,
+    )
+    assert json.loads(done.stdout.splitlines()[-1]) == {"status": 2, "click": False}
+    helped = run_ecc("hook", "--help")
+    assert helped.returncode == 0 and "--harness" in helped.stdout
+    assert run_ecc("hook").returncode == 2  # click's usage error: --harness is required
