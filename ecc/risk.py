@@ -67,7 +67,8 @@ def assess(call: ToolCall, config: Any, hook: Any) -> RiskAssessment:
     contributions: list[RiskContribution] = []
     errors: list[str] = []
     for impl in reversed(hook.ecc_score_tool_call.get_hookimpls()):  # pluggy's call order
-        name = impl.plugin_name.partition(":")[2] or impl.plugin_name
+        # "group:name", or "group:name|module" on the hook's lean path
+        name = (impl.plugin_name.partition(":")[2] or impl.plugin_name).partition("|")[0]
         try:
             result = impl.function(
                 **{arg: {"call": call, "config": config}[arg] for arg in impl.argnames}
