@@ -11,6 +11,7 @@ import pytest
 
 from ecc import config as ecc_config
 from ecc import plugins as ecc_plugins
+from tests.servers import postgres_server, redis_server  # noqa: F401 (shared fixtures)
 
 REPO = Path(__file__).resolve().parent.parent
 ECC = [sys.executable, "-m", "ecc"]

@@ -138,10 +138,14 @@ class Writer(threading.Thread):
     """
 
     def __init__(
-        self, store_path: Path, session: Session, parser: Callable[..., Any] | None, first_seq: int
+        self,
+        opener: Callable[[], Store],
+        session: Session,
+        parser: Callable[..., Any] | None,
+        first_seq: int,
     ) -> None:
         super().__init__(name="ecc-writer", daemon=True)
-        self.store_path = store_path
+        self.opener = opener
         self.session = session
         self.hook = parser
         self.parser: Callable[..., Any] | None = None
@@ -163,7 +167,7 @@ class Writer(threading.Thread):
         self.join()
 
     def run(self) -> None:
-        store = Store(self.store_path)
+        store = self.opener()
         try:
             while True:
                 item = self.inbox.get()
@@ -463,7 +467,7 @@ class Runner:
             "harness command built",
             {"argv0": argv[0], "args": len(argv) - 1, "cwd": str(working)},
         )
-        writer = Writer(self.store.path, session, self._parser(), self.store.max_seq(session.id))
+        writer = Writer(self.store.reopen, session, self._parser(), self.store.max_seq(session.id))
         writer.start()
         try:
             proc = subprocess.Popen(

@@ -1,27 +1,36 @@
 """The session store: every read and write of session state goes through this module.
 
 Embedded default: SQLite in WAL mode at ``<state dir>/ecc.db`` (``[store] url`` moves it;
-``sqlite:///path`` or a plain path). Each process opens its own connection with a busy timeout;
-the runner funnels its writes through one writer thread (``ecc.sessions.runner``).
+``sqlite:///path`` or a plain path). ``store.url = "postgresql://…"`` selects PostgreSQL
+(psycopg 3, installed with ``ecc[celery]`` or ``pip install 'psycopg[binary]'``): the shared store
+of a worker pool. Each process opens its own connection (SQLite with a busy timeout); the runner
+funnels its writes through one writer thread (``ecc.sessions.runner``).
 
-Portability rules, so a PostgreSQL store can follow with the same queries (issue 11):
+One schema, one migration history and the same queries serve both. The dialect layer is thin and
+lives here only (:class:`PostgresStore`): placeholders, column types in migrations, the schema
+version, serialising locks (advisory locks) and the change counter.
+
+Portability rules:
 
 * queries use plain SQL that SQLite and PostgreSQL share (``?`` placeholders, translated to
-  ``%s`` by a psycopg store; ``ON CONFLICT``, ``RETURNING`` and sub-selects only);
+  ``%s`` for psycopg; ``ON CONFLICT``, ``RETURNING`` and sub-selects only);
 * timestamps are ISO-8601 UTC text with milliseconds and ``Z`` (they sort as text);
 * atomic claims are single conditional ``UPDATE`` statements checked by row count — never a
   read-then-write in the caller; the one place that needs a serialising lock
   (:meth:`Store.claim_slot`) hides it behind the method;
 * SQLite-only statements (``PRAGMA``, ``BEGIN IMMEDIATE``) live in :class:`Store` internals only.
 
-Schema changes are ordered migrations numbered by ``PRAGMA user_version``; opening a current
-database performs no writes.
+Schema changes are ordered migrations numbered by ``PRAGMA user_version`` (PostgreSQL: the table
+``ecc_schema``); opening a current database performs no writes.
 """
 
 from __future__ import annotations
 
+import decimal
+import hashlib
 import json
 import os
+import re
 import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
@@ -150,6 +159,9 @@ MIGRATIONS: list[list[str]] = [
         )
         """,
     ],
+    [  # 2: distributed sessions name their repository by remote URL (issue 11)
+        "ALTER TABLE sessions ADD COLUMN repo_url TEXT",
+    ],
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 
@@ -163,6 +175,7 @@ _SESSION_COLUMNS = frozenset(
         "executor",
         "project_dir",
         "repo_root",
+        "repo_url",
         "working_dir",
         "use_worktree",
         "worktree_path",
@@ -208,17 +221,29 @@ def default_path() -> Path:
     return paths.state_dir() / "ecc.db"
 
 
-def resolve_url(url: str | None) -> Path:
-    """Map ``[store] url`` to a SQLite path; refuse what this build cannot open."""
+def is_postgres_url(url: object) -> bool:
+    return isinstance(url, str) and url.startswith(("postgresql://", "postgres://"))
+
+
+def resolve_url(url: str | None) -> Path | str:
+    """Map ``[store] url`` to a SQLite path or a PostgreSQL URL; refuse anything else."""
     if not url:
         return default_path()
-    if url.startswith(("postgresql://", "postgres://")):
-        raise StoreError("the PostgreSQL store is not available in this build (store.url)")
+    if is_postgres_url(url):
+        return url
     if url.startswith("sqlite:///"):
         return Path(url[len("sqlite://") :]).expanduser()
     if "://" in url:
-        raise StoreError(f"unsupported store url {url!r} (use sqlite:///PATH or a file path)")
+        raise StoreError(
+            f"unsupported store url {redact(url)!r} (use sqlite:///PATH, a file path or "
+            "postgresql://…)"
+        )
     return Path(url).expanduser()
+
+
+def redact(url: str) -> str:
+    """A store URL fit for messages and logs: any password is replaced by ``***``."""
+    return re.sub(r"(://[^:/@]+):[^@]*@", r"\1:***@", url)
 
 
 def open_store(url: str | None = None, *, config: Config | None = None) -> Store:
@@ -233,12 +258,23 @@ def open_store(url: str | None = None, *, config: Config | None = None) -> Store
 
 
 class Store:
-    """One connection to the session database. Not shared between threads."""
+    """One connection to the session database. Not shared between threads.
+
+    ``Store(path)`` opens SQLite; ``Store("postgresql://…")`` returns a :class:`PostgresStore`.
+    """
 
     dialect = "sqlite"
+    _insertion_order = "rowid"
 
-    def __init__(self, path: Path) -> None:
+    def __new__(cls, target: Path | str) -> Store:
+        if cls is Store and is_postgres_url(target):
+            return super().__new__(PostgresStore)
+        return super().__new__(cls)
+
+    def __init__(self, target: Path | str) -> None:
+        path = Path(target)
         self.path = path
+        self.url = str(path)
         try:
             path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
             if not path.exists():
@@ -282,6 +318,10 @@ class Store:
             self.conn.execute("ROLLBACK")
             raise
 
+    def reopen(self) -> Store:
+        """A new connection to the same store (for another thread)."""
+        return Store(self.path)
+
     def close(self) -> None:
         self.conn.close()
 
@@ -311,6 +351,13 @@ class Store:
 
     def _exec(self, sql: str, params: Sequence[Any] = ()) -> int:
         return self.conn.execute(sql, params).rowcount
+
+    def _executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
+        self.conn.executemany(sql, rows)
+
+    def _serialise(self, name: str) -> None:
+        """Inside a transaction: hold the lock ``name`` until it ends (SQLite: the write lock
+        ``BEGIN IMMEDIATE`` took already serialises every writer)."""
 
     # -- sessions --------------------------------------------------------------------------
 
@@ -356,7 +403,8 @@ class Store:
 
     def latest_session(self) -> Session | None:
         """The most recently created session (``latest`` on the command line)."""
-        row = self._one("SELECT * FROM sessions ORDER BY created_at DESC, rowid DESC LIMIT 1")
+        order = self._insertion_order
+        row = self._one(f"SELECT * FROM sessions ORDER BY created_at DESC, {order} DESC LIMIT 1")
         return Session.from_row(row) if row else None
 
     def list_sessions(
@@ -507,6 +555,7 @@ class Store:
         write lock (SQLite); a PostgreSQL store does the same under an advisory lock.
         """
         with self.transaction():
+            self._serialise("slots")
             changed = self._exec(
                 "UPDATE sessions SET slot = 1, updated_at = ? WHERE id = ? AND slot = 0 "
                 "AND state IN ('pending', 'queued') "
@@ -550,6 +599,30 @@ class Store:
         )
         return [Session.from_row(row) for row in rows]
 
+    def fail_if_silent(self, session_id: str, heartbeat_seen: str | None, reason: str) -> bool:
+        """The lease reaper's one write: fail a running (or claimed) session only if its
+        heartbeat is still the one the reaper judged, so a beat that lands meanwhile wins.
+
+        Never re-queues anything: a re-run is always a new, explicit request.
+        """
+        now = now_iso()
+        with self.transaction():
+            row = self._one("SELECT state FROM sessions WHERE id = ?", (session_id,))
+            if row is None or State(row["state"]) in TERMINAL:
+                return False
+            check_transition(row["state"], State.FAILED)
+            changed = self._exec(
+                "UPDATE sessions SET state = 'failed', reason = ?, ended_at = ?, slot = 0, "
+                "harness_pid = NULL, updated_at = ? WHERE id = ? AND state = ? "
+                "AND COALESCE(heartbeat_at, '') = ?",
+                (reason, now, now, session_id, row["state"], heartbeat_seen or ""),
+            )
+            if changed != 1:
+                return False
+            self._exec("DELETE FROM worktree_queue WHERE session_id = ?", (session_id,))
+            self._event(session_id, "transition", row["state"], "failed", reason, None, now)
+        return True
+
     def heartbeat(self, session_id: str) -> None:
         now = now_iso()
         self._exec("UPDATE sessions SET heartbeat_at = ? WHERE id = ?", (now, session_id))
@@ -567,7 +640,7 @@ class Store:
         if not rows:
             return
         with self.transaction():
-            self.conn.executemany(
+            self._executemany(
                 "INSERT INTO output (session_id, seq, stream, ts, line) VALUES (?, ?, ?, ?, ?)",
                 [(session_id, *row) for row in rows],
             )
@@ -815,6 +888,202 @@ class DaemonLock:
         if self.fd is not None:
             os.close(self.fd)
             self.fd = None
+
+
+class PostgresStore(Store):
+    """The same store on PostgreSQL (psycopg 3): the shared state of a worker pool.
+
+    Only plumbing differs from SQLite: ``?`` becomes ``%s``, migration column types are widened
+    (``BIGSERIAL`` ids, ``BIGINT``, ``DOUBLE PRECISION``), the schema version lives in the table
+    ``ecc_schema``, ``claim_slot`` and migrations are serialised by transaction-scoped advisory
+    locks, and the daemon lock is a session-scoped advisory lock. Locks are keyed by the schema
+    so that several ecc stores can share one database in different schemas.
+    """
+
+    dialect = "postgresql"
+    _insertion_order = "id"
+
+    def __init__(self, target: Path | str) -> None:
+        url = str(target)
+        self.url = url
+        # Files that belong beside the store on this machine (budget state, daemon log).
+        from ecc import paths
+
+        digest = hashlib.sha256(url.encode()).hexdigest()[:12]
+        self.path = paths.state_dir() / f"postgres-{digest}.db"
+        self.conn = _pg_connect(url)
+        self._sql_cache: dict[tuple[str, bool], str] = {}
+        self._migrate()
+
+    def reopen(self) -> Store:
+        return PostgresStore(self.url)
+
+    def _sql(self, sql: str, has_params: bool) -> str:
+        key = (sql, has_params)
+        cached = self._sql_cache.get(key)
+        if cached is None:
+            cached = _to_pyformat(sql) if has_params else sql
+            self._sql_cache[key] = cached
+        return cached
+
+    def _execute(self, sql: str, params: Sequence[Any]) -> Any:
+        import psycopg
+
+        try:
+            if params:
+                return self.conn.execute(self._sql(sql, True), list(params))
+            return self.conn.execute(self._sql(sql, False))
+        except psycopg.OperationalError as exc:
+            raise StoreError(f"the session store {redact(self.url)} failed: {exc}") from exc
+
+    def _rows(self, sql: str, params: Sequence[Any] = ()) -> list[dict[str, Any]]:
+        return list(self._execute(sql, params).fetchall())
+
+    def _one(self, sql: str, params: Sequence[Any] = ()) -> dict[str, Any] | None:
+        row = self._execute(sql, params).fetchone()
+        return dict(row) if row is not None else None
+
+    def _exec(self, sql: str, params: Sequence[Any] = ()) -> int:
+        return int(self._execute(sql, params).rowcount)
+
+    def _executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
+        with self.conn.cursor() as cursor:
+            cursor.executemany(self._sql(sql, True), [list(row) for row in rows])
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        with self.conn.transaction():
+            yield
+
+    def _serialise(self, name: str) -> None:
+        self._execute(
+            "SELECT pg_advisory_xact_lock(hashtext(current_schema()), hashtext(?))", (name,)
+        )
+
+    def _migrate(self) -> None:
+        version = self._schema_version()
+        if version == SCHEMA_VERSION:
+            return
+        if version is not None and version > SCHEMA_VERSION:
+            raise StoreError(
+                f"the session store {redact(self.url)} has schema version {version}, newer than "
+                f"this ecc understands ({SCHEMA_VERSION}); upgrade ecc"
+            )
+        with self.transaction():
+            self._serialise("migrate")
+            self._execute("CREATE TABLE IF NOT EXISTS ecc_schema (version INTEGER NOT NULL)", ())
+            row = self._one("SELECT MAX(version) AS v FROM ecc_schema")
+            version = int(row["v"]) if row and row["v"] is not None else 0  # re-read: racing
+            for number in range(version, SCHEMA_VERSION):
+                for statement in MIGRATIONS[number]:
+                    self._execute(_pg_ddl(statement), ())
+                self._execute("DELETE FROM ecc_schema", ())
+                self._execute("INSERT INTO ecc_schema (version) VALUES (?)", (number + 1,))
+
+    def _schema_version(self) -> int | None:
+        exists = self._one("SELECT to_regclass('ecc_schema') IS NOT NULL AS e")
+        if not exists or not exists["e"]:
+            return None
+        row = self._one("SELECT MAX(version) AS v FROM ecc_schema")
+        return int(row["v"]) if row and row["v"] is not None else None
+
+    def change_counter(self) -> int:
+        """The next transaction id of the cluster: it moves whenever anyone writes."""
+        row = self._one("SELECT pg_snapshot_xmax(pg_current_snapshot())::text AS x")
+        return int(row["x"]) if row else 0
+
+    def daemon_lock(self) -> DaemonLock:
+        return PostgresDaemonLock(self.url)
+
+
+class PostgresDaemonLock(DaemonLock):
+    """A session-scoped advisory lock on its own connection, released when the holder dies."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self.path = Path(redact(url))
+        self.fd = None
+        self.conn: Any = None
+
+    def acquire(self) -> None:
+        conn = _pg_connect(self.url)
+        row = conn.execute(
+            "SELECT pg_try_advisory_lock(hashtext(current_schema()), hashtext('daemon')) AS ok"
+        ).fetchone()
+        if not row or not row["ok"]:
+            holder = conn.execute(
+                "SELECT a.application_name AS name FROM pg_locks l "
+                "JOIN pg_stat_activity a ON a.pid = l.pid WHERE l.locktype = 'advisory' "
+                "AND l.granted AND l.classid = hashtext(current_schema())::oid "
+                "AND l.objid = hashtext('daemon')::oid AND l.objsubid = 2"
+            ).fetchone()
+            conn.close()
+            name = (holder or {}).get("name") or ""
+            pid = name.removeprefix("ecc-daemon pid ") if name.startswith("ecc-daemon") else "?"
+            raise EccError(f"another ecc daemon is already running on this store (pid {pid})")
+        conn.execute(f"SET application_name = 'ecc-daemon pid {os.getpid()}'")
+        self.conn = conn
+
+    def release(self) -> None:
+        if self.conn is not None:
+            self.conn.close()
+            self.conn = None
+
+
+def _pg_connect(url: str) -> Any:
+    try:
+        import psycopg
+    except ImportError:
+        raise StoreError(
+            "store.url names PostgreSQL but psycopg is not installed "
+            "(pip install 'psycopg[binary]', or install ecc[celery])"
+        ) from None
+    try:
+        return psycopg.connect(
+            url, autocommit=True, row_factory=_pg_row_factory, connect_timeout=10
+        )
+    except psycopg.Error as exc:
+        raise StoreError(f"cannot open the session store {redact(url)}: {exc}") from exc
+
+
+def _pg_row_factory(cursor: Any) -> Any:
+    names = [column.name for column in cursor.description or ()]
+
+    def make(values: Sequence[Any]) -> dict[str, Any]:
+        return {name: _plain(value) for name, value in zip(names, values, strict=True)}
+
+    return make
+
+
+def _plain(value: Any) -> Any:
+    """PostgreSQL sums integers as NUMERIC: hand callers the int (or float) SQLite would."""
+    if isinstance(value, decimal.Decimal):
+        return int(value) if value == value.to_integral_value() else float(value)
+    return value
+
+
+def _to_pyformat(sql: str) -> str:
+    """``?`` placeholders to ``%s`` (and a literal ``%`` to ``%%``), outside quoted text."""
+    out: list[str] = []
+    quoted = False
+    for char in sql:
+        if char == "'":
+            quoted = not quoted
+            out.append(char)
+        elif char == "%":
+            out.append("%%")
+        elif char == "?" and not quoted:
+            out.append("%s")
+        else:
+            out.append(char)
+    return "".join(out)
+
+
+def _pg_ddl(statement: str) -> str:
+    """One migration statement in PostgreSQL's types (the schema itself is shared)."""
+    statement = statement.replace("id INTEGER PRIMARY KEY", "id BIGSERIAL PRIMARY KEY")
+    statement = re.sub(r"\bINTEGER\b", "BIGINT", statement)
+    return re.sub(r"\bREAL\b", "DOUBLE PRECISION", statement)
 
 
 # -- module-level conveniences for other subsystems (each opens the configured store) --------

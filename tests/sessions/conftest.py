@@ -1,4 +1,9 @@
-"""Session test fixtures: fast heartbeats, real processes, and no process left behind."""
+"""Session test fixtures: fast heartbeats, real processes, and no process left behind.
+
+Every test here runs twice: against the embedded SQLite store and against a real PostgreSQL
+server (``store.url = "postgresql://…"``, one fresh schema per test), so the same session-level
+suite proves both stores.
+"""
 
 from __future__ import annotations
 
@@ -16,6 +21,10 @@ import pytest
 from ecc import config as ecc_config
 from ecc.sessions.store import Store
 from tests.conftest import run_ecc
+from tests.servers import PostgresServer
+
+STORE_KINDS = ["sqlite", "postgresql"]
+_store_url: dict[str, str | None] = {"url": None}
 
 FAST = {
     "heartbeat_interval_secs": 0.2,
@@ -30,22 +39,46 @@ def write_config(home: Path, **values: Any) -> None:
 
     path = Path(os.environ["ECC_CONFIG_DIR"]) / "config.toml"
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(tomli_w.dumps({**FAST, **values}))
+    data: dict[str, Any] = {**FAST, **values}
+    if _store_url["url"]:
+        data.setdefault("store", {})["url"] = _store_url["url"]
+    path.write_text(tomli_w.dumps(data))
     ecc_config.reset()
 
 
+def store_target() -> Path | str:
+    """What ``Store()`` opens for this test: the SQLite file or the PostgreSQL URL."""
+    return _store_url["url"] or Path(os.environ["ECC_STATE_DIR"]) / "ecc.db"
+
+
+@pytest.fixture(params=STORE_KINDS)
+def store_kind(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
 @pytest.fixture(autouse=True)
-def session_env(isolated_env: Path) -> Iterator[Path]:
+def session_env(
+    isolated_env: Path, store_kind: str, request: pytest.FixtureRequest
+) -> Iterator[Path]:
+    server: PostgresServer | None = None
+    if store_kind == "postgresql":
+        server = request.getfixturevalue("postgres_server")
+        _store_url["url"] = server.new_schema()
     write_config(isolated_env)
-    yield isolated_env
-    _kill_everything()
+    try:
+        yield isolated_env
+    finally:
+        _kill_everything()
+        if server is not None:
+            server.drop_schema(str(_store_url["url"]))
+        _store_url["url"] = None
 
 
 def _kill_everything() -> None:
-    db = Path(os.environ["ECC_STATE_DIR"]) / "ecc.db"
-    if not db.exists():
+    target = store_target()
+    if isinstance(target, Path) and not target.exists():
         return
-    store = Store(db)
+    store = Store(target)
     try:
         rows = store._rows("SELECT runner_pid, harness_pgid FROM sessions")
     finally:
@@ -59,8 +92,7 @@ def _kill_everything() -> None:
 
 @pytest.fixture
 def store() -> Iterator[Store]:
-    db = Path(os.environ["ECC_STATE_DIR"]) / "ecc.db"
-    opened = Store(db)
+    opened = Store(store_target())
     yield opened
     opened.close()
 

@@ -132,5 +132,26 @@ def test_delete_refuses_active(store: Store) -> None:
 
 def test_store_url() -> None:
     assert resolve_url("sqlite:///tmp/a.db") == Path("/tmp/a.db")
-    with pytest.raises(StoreError, match="PostgreSQL"):
-        resolve_url("postgresql://x/y")
+    assert resolve_url("postgresql://x/y") == "postgresql://x/y"
+    with pytest.raises(StoreError, match="unsupported store url 'mysql://u:\\*\\*\\*@h/d'"):
+        resolve_url("mysql://u:secret@h/d")
+
+
+def test_store_dialects_differ_only_in_plumbing(store: Store, store_kind: str) -> None:
+    """The same calls give the same answers on both stores (sums are plain numbers)."""
+    assert store.dialect == store_kind
+    _new(store, "s1")
+    _new(store, "s2")
+    assert store.latest_session().id == "s2"  # type: ignore[union-attr]
+    assert store.add_usage("s1", 10, 5, 0.25) and store.add_usage("s1", 1, 1, 0.5)
+    totals = store.usage_totals()
+    assert totals == {"sessions": 2, "input_tokens": 11, "output_tokens": 6, "cost_usd": 0.75}
+    assert type(totals["input_tokens"]) is int
+    assert sorted(row["id"] for row in store.ids_with_prefix("s")) == ["s1", "s2"]
+    assert store.ids_with_prefix("%") == []  # LIKE wildcards in a prefix are literal
+    assert store.claim_slot("s1", 1, 1) and not store.claim_slot("s2", 1, 1)
+    before = store.change_counter()
+    other = store.reopen()
+    other.heartbeat("s2")
+    other.close()
+    assert store.change_counter() != before
