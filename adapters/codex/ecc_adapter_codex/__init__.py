@@ -159,4 +159,5 @@ def ecc_parse_output_line(harness: str, line: str, stream: str) -> list[OutputEv
 def ecc_detect_harness(project_dir: Path) -> str | None:
     return NAME if any((project_dir / marker).exists() for marker in MARKERS) else None
 
+
 from ecc_adapter_codex.integration import *  # noqa: E402,F403  (hooks + MCP integration)
