@@ -158,7 +158,17 @@ def record_usage(store: Store, session_id: str, data: dict[str, Any]) -> bool:
 
 
 def _state_file(store: Store) -> str:
-    return str(store.path) + ".budgets.json"
+    """Where the last alerted levels live: beside a SQLite store, else in the state dir."""
+    path = getattr(store, "path", None)
+    if path is not None:
+        return str(path) + ".budgets.json"
+    import hashlib
+
+    from ecc import paths
+
+    key = hashlib.sha256(str(getattr(store, "url", "")).encode()).hexdigest()[:16]
+    directory = paths.ensure_private_dir(paths.state_dir())
+    return str(directory / f"budgets-{key}.json")
 
 
 def _raise_level(store: Store, key: str, level: int) -> int | None:
