@@ -8,7 +8,7 @@ STAMP  := $(VENV)/.installed
 ADAPTERS := adapters/claude adapters/codex adapters/opencode adapters/gemini
 SOURCES  := pyproject.toml $(wildcard adapters/*/pyproject.toml)
 
-.PHONY: install demo test lint format e2e bench clean
+.PHONY: install demo test lint format e2e bench clean tui-deps
 
 install: $(STAMP)
 
@@ -29,7 +29,11 @@ format: install
 	$(BIN)/ruff format .
 	$(BIN)/ruff check --fix .
 
-test: install lint
+# tmux drives the dashboard in a real terminal (tests/tui/test_tmux.py)
+tui-deps:
+	@command -v tmux >/dev/null 2>&1 || (apt-get update -qq && apt-get install -y -qq tmux)
+
+test: install lint tui-deps
 	$(BIN)/python -m pytest -q -m "not e2e"
 
 e2e: install
