@@ -198,9 +198,7 @@ class DashboardApp(App[None]):
             table.clear()
             self._cells = {}
             for session in rows:
-                cells = data.row_cells(
-                    session, self.watcher.risk.get(session.id), self.config.risk, now
-                )
+                cells = data.row_cells(session, self.watcher.risk.get(session.id), self.config, now)
                 self._cells[session.id] = cells
                 table.add_row(*(cells[key] for key, _ in data.COLUMNS), key=session.id)
             self._row_order = order
@@ -214,7 +212,7 @@ class DashboardApp(App[None]):
             self._update_row(table, self.watcher.sessions[sid], now)
 
     def _update_row(self, table: DataTable, session: Session, now: Any) -> None:
-        cells = data.row_cells(session, self.watcher.risk.get(session.id), self.config.risk, now)
+        cells = data.row_cells(session, self.watcher.risk.get(session.id), self.config, now)
         old = self._cells.get(session.id, {})
         for key, value in cells.items():
             if old.get(key) != value:
@@ -228,7 +226,7 @@ class DashboardApp(App[None]):
             session = self.watcher.sessions.get(sid)
             if session is None:
                 continue
-            age = data.row_cells(session, None, self.config.risk, now)["age"]
+            age = data.row_cells(session, None, self.config, now)["age"]
             if self._cells[sid]["age"] != age:
                 self._cells[sid]["age"] = age
                 table.update_cell(sid, "age", age)

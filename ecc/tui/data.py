@@ -64,6 +64,9 @@ COLUMNS: tuple[tuple[str, str], ...] = (
 
 TASK_WIDTH = 48
 
+# by ecc.budgets level: unconfigured, normal, advisory, warning, critical, over budget
+LEVEL_STYLES = ("", "", "yellow", "dark_orange", "bold red", "bold white on red")
+
 
 def one_line(text: object, width: int | None = None) -> str:
     """Sanitised first line of ``text``, cut to ``width`` characters with an ellipsis."""
@@ -131,9 +134,17 @@ def worktree_text(session: Session) -> str:
 
 
 def row_cells(
-    session: Session, risk_summary: dict[str, Any] | None, risk: Any, now: datetime
+    session: Session, risk_summary: dict[str, Any] | None, config: Config, now: datetime
 ) -> dict[str, Text]:
-    """The sessions-table cells of one session, keyed by column."""
+    """The sessions-table cells of one session, keyed by column; tokens and cost are coloured
+    by the session's budget state (:func:`ecc.budgets.for_session`)."""
+    from ecc import budgets
+
+    token_limit, cost_limit = budgets.session_limits(session, config)
+    thresholds = config.budget_alert_thresholds
+    tokens = session.input_tokens + session.output_tokens
+    token_level = budgets.meter(tokens, token_limit, thresholds).level
+    cost_level = budgets.meter(session.cost_usd, cost_limit, thresholds).level
     age = (now - parse_iso(session.created_at)).total_seconds() if session.created_at else None
     label = session.name and f"{session.name}: "
     return {
@@ -143,9 +154,9 @@ def row_cells(
         "task": Text(one_line(f"{label}{session.task}", TASK_WIDTH)),
         "age": Text(fmt_age(age)),
         "worktree": Text(one_line(worktree_text(session))),
-        "tokens": Text(fmt_tokens(session.input_tokens + session.output_tokens), justify="right"),
-        "cost": Text(f"${session.cost_usd:.2f}", justify="right"),
-        "risk": risk_flags(risk_summary, risk),
+        "tokens": Text(fmt_tokens(tokens), style=LEVEL_STYLES[token_level], justify="right"),
+        "cost": Text(f"${session.cost_usd:.2f}", style=LEVEL_STYLES[cost_level], justify="right"),
+        "risk": risk_flags(risk_summary, config.risk),
     }
 
 
@@ -412,29 +423,13 @@ def memory_text(result: dict[str, Any]) -> Text:
     return out
 
 
-def _pct(used: float, budget: float) -> float | None:
-    return used / budget if budget > 0 else None
-
-
-def budget_style(fraction: float | None, config: Config) -> str:
-    if fraction is None:
-        return ""
-    thresholds = config.budget_alert_thresholds
-    if fraction >= 1.0:
-        return "bold white on red"
-    if fraction >= thresholds.critical:
-        return "bold red"
-    if fraction >= thresholds.warning:
-        return "dark_orange"
-    if fraction >= thresholds.advisory:
-        return "yellow"
-    return "green"
-
-
 def status_text(
     sessions: Iterable[Session], config: Config, query: str = "", shown: int | None = None
 ) -> Text:
-    """Counts by state, then token and cost use against the configured budgets."""
+    """Counts by state, then token and cost use against the overall budgets (coloured and
+    labelled by :mod:`ecc.budgets` levels)."""
+    from ecc import budgets
+
     counts: dict[str, int] = {}
     tokens = 0
     cost = 0.0
@@ -450,16 +445,21 @@ def status_text(
         if counts.get(state.value):
             out.append("  ")
             out.append(f"{counts[state.value]} {state.value}", style=STATE_STYLES[state])
-    out.append("  │  tokens ")
-    fraction = _pct(tokens, config.token_budget)
-    budget = (
-        f" / {fmt_tokens(config.token_budget)} ({fraction:.0%})" if fraction is not None else ""
-    )
-    out.append(fmt_tokens(tokens) + budget, style=budget_style(fraction, config))
-    out.append("  cost ")
-    fraction = _pct(cost, config.cost_budget_usd)
-    budget = f" / ${config.cost_budget_usd:.2f} ({fraction:.0%})" if fraction is not None else ""
-    out.append(f"${cost:.2f}" + budget, style=budget_style(fraction, config))
+    thresholds = config.budget_alert_thresholds
+    for name, used, limit, fmt in (
+        ("tokens", tokens, config.token_budget, fmt_tokens),
+        ("cost", cost, config.cost_budget_usd, lambda value: f"${value:.2f}"),
+    ):
+        out.append("  │  " if name == "tokens" else "  ")
+        out.append(f"{name} ")
+        level = budgets.meter(used, limit, thresholds)
+        text = fmt(used)
+        if limit > 0:
+            text += f" / {fmt(limit)} ({used / limit:.0%}"
+            if level.level >= 2:
+                text += ", " + budgets.label(level.level, thresholds)
+            text += ")"
+        out.append(text, style=LEVEL_STYLES[level.level])
     if query:
         out.append("  │  filter: ")
         out.append(sanitize(query), style="bold cyan")

@@ -109,7 +109,7 @@ def test_agent_text_is_inert_in_every_cell(store, sessions):
     session = sessions.create(hostile)
     store.update_session(session.id, name="[link=http://x]n[/link]")
     current = store.get_session(session.id)
-    cells = data.row_cells(current, None, get_config().risk, data.wall_clock())
+    cells = data.row_cells(current, None, get_config(), data.wall_clock())
     task = cells["task"].plain
     assert task.startswith("[link=http://x]n[/link]: [bold red]boom[/]")
     assert "\x1b" not in task and "\u202e" not in task and "\x07" not in task
@@ -130,6 +130,17 @@ def test_status_bar_counts_and_budget_use(store, sessions):
     text = data.status_text(store.list_sessions(), config, query="a", shown=1).plain
     assert "2 sessions" in text
     assert "1 pending" in text and "1 failed" in text
-    assert "tokens 800 / 1.0k (80%)" in text
-    assert "cost $1.90 / $2.00 (95%)" in text
+    assert "tokens 800 / 1.0k (80%, alert75)" in text
+    assert "cost $1.90 / $2.00 (95%, alert90)" in text
     assert "filter: a (1 shown)" in text
+
+
+def test_session_cells_are_coloured_by_the_session_budget(store, sessions):
+    config = get_config()
+    config.session_cost_budget_usd = 1.0
+    session = sessions.create("spend")
+    store.add_usage(session.id, 10, 10, 1.5)
+    cells = data.row_cells(store.get_session(session.id), None, config, data.wall_clock())
+    assert cells["cost"].plain == "$1.50"
+    assert cells["cost"].style == "bold white on red"  # over its own budget
+    assert cells["tokens"].style == ""  # no token budget configured
