@@ -32,6 +32,7 @@ GROUPS: dict[str, str] = {
     "ecc.risk_scorers": "risk scorer",
     "ecc.notifiers": "notifier",
     "ecc.memory_backends": "memory backend",
+    "ecc.executors": "executor",
 }
 
 
@@ -91,6 +92,9 @@ def _selected_by_config(group: str, name: str, config: Config | None) -> bool:
         return name in config.notifications.notifiers
     if group == "ecc.memory_backends":
         return name == config.memory.backend
+    # ecc.executors: all installed ones load (their modules import nothing heavy), because a
+    # session records the executor that ran it and any machine may have to stop or judge it;
+    # ``executor`` in config picks the one new sessions use.
     return True
 
 
@@ -108,7 +112,9 @@ def _import_object(value: str) -> Any:
 def _discovery_key() -> str:
     """What the entry-point list depends on: the interpreter and each sys.path entry's mtime."""
     parts: list[Any] = [sys.executable, sys.prefix, __import__("ecc").__version__]
-    for entry in sys.path:
+    # sys.path[0] is the script's directory or the working directory: it holds no installed
+    # distributions, and its mtime moves with every file created there.
+    for entry in sys.path[1:]:
         try:
             parts.append((entry, os.stat(entry or ".").st_mtime_ns))
         except OSError:

@@ -12,12 +12,15 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from ecc.config import AgentProfile
 from ecc.hookspecs import hookimpl
 from ecc.profiles import format_number, opt, refuse_if_any
 from ecc.types import HarnessInfo, LaunchContext, OutputEvent, ProfileTranslation
 from ecc_adapter_claude.output import parse_line
+
+if TYPE_CHECKING:  # pydantic stays off the hot paths that load adapters
+    from ecc.config import AgentProfile
 
 NAME = "claude"
 PROGRAM = "claude"

@@ -16,12 +16,15 @@ flag that removes a tool, and a sentence in the prompt would not stop the agent.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from ecc.config import AgentProfile
 from ecc.hookspecs import hookimpl
 from ecc.profiles import opt, refuse_if_any, render_task
 from ecc.types import HarnessInfo, LaunchContext, OutputEvent, ProfileTranslation
 from ecc_adapter_gemini.output import parse_line
+
+if TYPE_CHECKING:  # pydantic stays off the hot paths that load adapters
+    from ecc.config import AgentProfile
 
 NAME = "gemini"
 PROGRAM = "gemini"

@@ -10,8 +10,8 @@ refused (the CLI cannot enforce them); the rest is folded into the prompt.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from ecc.config import AgentProfile
 from ecc.hookspecs import hookimpl
 from ecc.profiles import (
     as_int,
@@ -21,6 +21,9 @@ from ecc.profiles import (
     render_task,
 )
 from ecc.types import HarnessInfo, LaunchContext, OutputEvent, ProfileTranslation
+
+if TYPE_CHECKING:  # pydantic stays off the hot paths that load adapters
+    from ecc.config import AgentProfile
 
 NAME = "cursor"
 PROGRAM = "cursor-agent"
