@@ -163,6 +163,14 @@ class Config(_Strict):
     worktree_retention_secs: int = Field(default=7 * 24 * 3600, ge=0)
     prune_worktrees: bool = False
 
+    # Where new sessions run: an executor plugin (``local``, ``celery``, …; ecc run --executor).
+    executor: str = "local"
+    # Settings tables of executor plugins: ``[executors.celery] broker_url = "redis://…"``.
+    executors: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    # A session on a remote executor whose heartbeat is older than this is failed by the reaper
+    # (daemon, and CLI reads); remote runners beat every second.
+    lease_seconds: float = Field(default=5.0, gt=0)
+
     heartbeat_interval_secs: float = Field(default=5.0, gt=0)
     session_timeout_secs: int = Field(default=3600, gt=0)
     auto_terminate_stale_sessions: bool = False

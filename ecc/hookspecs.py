@@ -2,12 +2,13 @@
 
 Every extension point is a hook declared here. A plugin is any module or object with functions
 marked ``@ecc.hookimpl`` whose names and arguments match these specs (a plugin may take fewer
-arguments than a spec offers, never others). Plugins are found through four entry-point groups:
+arguments than a spec offers, never others). Plugins are found through five entry-point groups:
 
 ``ecc.adapters``         harnesses: command lines, env, profiles, resume, detection, output, hooks
 ``ecc.risk_scorers``     contributions to the risk score of one tool call
 ``ecc.notifiers``        delivery of session, budget and approval events
 ``ecc.memory_backends``  storage of ``ecc.memory.v1`` documents
+``ecc.executors``        where sessions run: this machine (``local``) or a worker pool
 
 Hooks that pick one owner are ``firstresult``: they receive the harness (or backend) name and
 return ``None`` when it is not theirs. The data types passed in and out live in ``ecc.types``.
@@ -177,6 +178,32 @@ def ecc_memory_backend(name: str, settings: dict[str, Any]) -> Any | None:
     """Return the storage object for the vault service if ``name`` is yours, else None.
 
     The object implements :class:`ecc.vault.backend.MemoryBackend`.
+    """
+
+
+# -- executors (group ecc.executors) --------------------------------------------------------
+
+
+@hookspec(firstresult=True)
+def ecc_executor(name: str, config: Config) -> Any | None:
+    """Return the executor called ``name`` if it is yours, else None.
+
+    Called when a session is created (``ecc run --executor NAME``, default config ``executor``),
+    submitted, stopped and judged by the daemon; the session row records the name, so any
+    machine reaches the executor that ran it. The object implements
+    :class:`ecc.sessions.executor.Executor`:
+
+    * ``submit(session)`` places the session and returns at once. Whatever runs it calls
+      ``ecc run-session`` (local) or :func:`ecc.sessions.runner.run_remote_session` (a worker),
+      which claims the session at most once, streams lines and state into the store, heartbeats
+      and records the exit. The engine must not retry or re-deliver on its own account; if it
+      does, the claim refuses the copy and records a ``duplicate_refused`` event.
+    * ``interrupt(session)`` is a best-effort fast stop (the engine's native cancel); the store's
+      ``stop_requested`` flag is the truth.
+    * ``is_local(session)`` says whether pids on this machine mean anything for the session.
+
+    The engine's own task state is never read as session state: the store is the truth, and a
+    session whose heartbeat is older than ``lease_seconds`` is failed by the reaper.
     """
 
 

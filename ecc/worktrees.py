@@ -74,6 +74,18 @@ def repo_info(path: Path) -> RepoInfo:
     return RepoInfo(root, head.stdout.strip(), branch or None)
 
 
+def remote_url(repo_root: Path, remote: str = "origin") -> str:
+    """The URL workers fetch the repository from (a session on a worker pool needs one)."""
+    result = git(repo_root, "remote", "get-url", remote, check=False)
+    url = result.stdout.strip()
+    if result.returncode != 0 or not url:
+        raise EccError(
+            f"the repository {repo_root} has no remote {remote!r}: sessions on a worker pool "
+            "check out the base commit from the repository's remote (git remote add origin URL)"
+        )
+    return url
+
+
 def worktree_root(config: Config) -> Path:
     if config.worktree_root:
         return Path(config.worktree_root).expanduser()
@@ -316,3 +328,125 @@ def remove(repo_root: Path, path: Path, branch: str, base: str | None) -> Remove
         else:
             result.kept_reason = f"branch {branch} has commits not merged into {base or 'base'}"
     return result
+
+
+# -- worker mirrors (sessions on a worker pool) ----------------------------------------------
+#
+# A worker keeps one bare mirror per repository URL under ``<data dir>/mirrors`` (``git clone
+# --bare`` once, ``git fetch`` before each session into ``refs/remotes/origin/*``, so the local
+# ``ecc/<id>`` branches of running sessions are never touched by a fetch). A session's worktree
+# is added from the mirror at the exact base commit named in the request; at the end the branch
+# is pushed to the repository's URL and the local worktree dropped. Git operations on one mirror
+# are serialised by a file lock (several sessions of one worker share it).
+
+
+def mirror_root() -> Path:
+    from ecc import paths
+
+    return paths.data_dir() / "mirrors"
+
+
+def mirror_path(url: str) -> Path:
+    slug = re.sub(r"[^A-Za-z0-9._-]+", "-", url.rstrip("/").rsplit("/", 1)[-1]).strip("-")[:40]
+    digest = hashlib.sha256(url.encode()).hexdigest()[:10]
+    return mirror_root() / f"{slug or 'repo'}-{digest}.git"
+
+
+class _MirrorLock:
+    def __init__(self, mirror: Path) -> None:
+        self.file = mirror.with_name(mirror.name + ".lock")
+        self.fd = -1
+
+    def __enter__(self) -> _MirrorLock:
+        import fcntl
+        import os
+
+        self.file.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        self.fd = os.open(self.file, os.O_RDWR | os.O_CREAT, 0o600)
+        fcntl.flock(self.fd, fcntl.LOCK_EX)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        import os
+
+        os.close(self.fd)
+
+
+def ensure_mirror(url: str) -> Path:
+    """This worker's bare mirror of ``url``, fetched now. Call with the mirror lock held."""
+    mirror = mirror_path(url)
+    if not (mirror / "HEAD").exists():
+        if mirror.exists():
+            shutil.rmtree(mirror)
+        mirror.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        git(mirror.parent, "clone", "--bare", "--quiet", url, str(mirror))
+        git(mirror, "config", "remote.origin.fetch", "+refs/heads/*:refs/remotes/origin/*")
+    git(mirror, "fetch", "--quiet", "--prune", "origin")
+    return mirror
+
+
+def checkout_from_mirror(
+    url: str, session_id: str, base_commit: str, config: Config
+) -> tuple[Path, str]:
+    """Add the session's worktree from this worker's mirror: at ``base_commit`` on a new branch,
+    or at the session's own branch when the remote already has it (a resumed session)."""
+    branch = branch_name(session_id, config)
+    with _MirrorLock(mirror_path(url)):
+        mirror = ensure_mirror(url)
+        path = worktree_root(config) / mirror.name.removesuffix(".git") / session_id
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        if path.exists():
+            git(mirror, "worktree", "remove", "--force", str(path), check=False)
+            shutil.rmtree(path, ignore_errors=True)
+        git(mirror, "worktree", "prune")
+        pushed = f"refs/remotes/origin/{branch}"
+        if not git(mirror, "rev-parse", "--verify", "-q", pushed, check=False).returncode:
+            start = pushed
+        elif git(mirror, "cat-file", "-e", f"{base_commit}^{{commit}}", check=False).returncode:
+            raise EccError(
+                f"base commit {base_commit[:12]} is not on the remote {url}; push it first"
+            )
+        else:
+            start = base_commit
+        git(mirror, "worktree", "add", "-q", "-B", branch, str(path), start)
+    return path, branch
+
+
+def _identity_args(path: Path) -> list[str]:
+    if git(path, "config", "user.email", check=False).returncode == 0:
+        return []
+    return ["-c", "user.name=ecc", "-c", "user.email=ecc@localhost"]
+
+
+def publish(path: Path, url: str, branch: str) -> str:
+    """Commit leftover changes in the worktree, push ``branch`` to ``url``; a one-line report."""
+    committed = ""
+    if dirty_files(path):
+        git(path, "add", "--all")
+        git(path, *_identity_args(path), "commit", "-q", "-m", f"ecc: uncommitted work of {branch}")
+        committed = "uncommitted changes committed; "
+    head = git(path, "rev-parse", "HEAD").stdout.strip()
+    git(path, "push", "--quiet", url, f"HEAD:refs/heads/{branch}")
+    return f"{committed}branch {branch} ({head[:12]}) pushed to {url}"
+
+
+def drop_checkout(path: Path, branch: str) -> None:
+    """Remove a worker's worktree and its local branch (the pushed branch is the record)."""
+    common = git(path, "rev-parse", "--git-common-dir").stdout.strip()
+    mirror = (path / common).resolve() if not Path(common).is_absolute() else Path(common)
+    with _MirrorLock(mirror):
+        git(mirror, "worktree", "remove", "--force", str(path), check=False)
+        shutil.rmtree(path, ignore_errors=True)
+        git(mirror, "worktree", "prune", check=False)
+        git(mirror, "branch", "-D", branch, check=False)
+
+
+def fetch_session_branch(repo_root: Path, url: str, branch: str) -> bool:
+    """Bring a worker-pushed session branch into the submitting checkout (False if absent)."""
+    current = git(repo_root, "symbolic-ref", "-q", "--short", "HEAD", check=False).stdout.strip()
+    if current == branch:
+        return branch_exists(repo_root, branch)
+    result = git(
+        repo_root, "fetch", "--quiet", url, f"+refs/heads/{branch}:refs/heads/{branch}", check=False
+    )
+    return result.returncode == 0

@@ -34,6 +34,11 @@ def _options(func: Any) -> Any:
             ),
             click.option("--name", default="", help="A label for the session."),
             click.option(
+                "--executor",
+                metavar="NAME",
+                help="Where the session runs: local, celery, … (default: config executor).",
+            ),
+            click.option(
                 "--cwd",
                 type=click.Path(file_okay=False, path_type=Path),
                 help="Project directory (default: the current directory).",
@@ -52,6 +57,7 @@ def _create_and_submit(
     use_worktree: bool | None,
     name: str,
     cwd: Path | None,
+    executor: str | None = None,
 ) -> Any:
     from ecc.config import get_config
     from ecc.sessions import manager
@@ -60,10 +66,16 @@ def _create_and_submit(
     config = get_config()
     store = open_store(config=config)
     request = manager.Request(
-        task=task, harness=harness, profile=profile, use_worktree=use_worktree, name=name, cwd=cwd
+        task=task,
+        harness=harness,
+        profile=profile,
+        use_worktree=use_worktree,
+        name=name,
+        cwd=cwd,
+        executor=executor,
     )
     session = manager.create(store, request, config)
-    manager.submit(store, session)
+    manager.submit(store, session, config)
     return store, session, config
 
 
@@ -78,6 +90,7 @@ def run_command(
     profile: str | None,
     use_worktree: bool | None,
     name: str,
+    executor: str | None,
     cwd: Path | None,
     as_json: bool,
     detach: bool,
@@ -103,7 +116,9 @@ def run_command(
             as_json=as_json,
         )
         return
-    store, session, _ = _create_and_submit(task, harness, profile, use_worktree, name, cwd)
+    store, session, _ = _create_and_submit(
+        task, harness, profile, use_worktree, name, cwd, executor
+    )
     if detach:
         _print_started(session, as_json)
         return
@@ -136,6 +151,7 @@ def start_command(
     profile: str | None,
     use_worktree: bool | None,
     name: str,
+    executor: str | None,
     cwd: Path | None,
     as_json: bool,
     remote: str | None,
@@ -156,7 +172,7 @@ def start_command(
             as_json=as_json,
         )
         return
-    _, session, _ = _create_and_submit(task, harness, profile, use_worktree, name, cwd)
+    _, session, _ = _create_and_submit(task, harness, profile, use_worktree, name, cwd, executor)
     _print_started(session, as_json)
 
 
@@ -177,8 +193,10 @@ def follow(
     poll: float = 0.1,
 ) -> Any:
     """Print new output lines until the session is finished and every line is shown."""
+    from ecc.sessions.daemon import reap_quietly
     from ecc.sessions.models import TERMINAL
 
+    next_reap = time.monotonic() + 1.0
     while True:
         current = store.get_session(session_id)
         rows = store.read_output(session_id, after_seq=after_seq, stream=stream, limit=5000)
@@ -195,4 +213,7 @@ def follow(
                 if not quiet:
                     say(row["line"], err=row["stream"] == "stderr")
             return current
+        if time.monotonic() >= next_reap:  # a dead worker is noticed by the lease
+            reap_quietly(store)
+            next_reap = time.monotonic() + 1.0
         time.sleep(poll)

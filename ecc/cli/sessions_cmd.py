@@ -52,7 +52,10 @@ def sessions_command(
         return
     from ecc.sessions.models import ACTIVE, parse_state
 
-    store, _ = _open()
+    store, config = _open()
+    from ecc.sessions.daemon import reap_quietly
+
+    reap_quietly(store, config)
     if states:
         wanted = [parse_state(s) for s in states]
     elif show_all:
@@ -79,9 +82,11 @@ def sessions_command(
 @json_option
 def status_command(session_ref: str, as_json: bool) -> None:
     """Show one session in detail (default: the latest)."""
+    from ecc.sessions.daemon import reap_quietly
     from ecc.sessions.manager import find
 
-    store, _ = _open()
+    store, config = _open()
+    reap_quietly(store, config)
     session = find(store, session_ref)
     events = store.list_events(session.id)
     lines = store.count_output(session.id)
@@ -211,8 +216,10 @@ def _follow(
         return
     import time
 
+    from ecc.sessions.daemon import reap_quietly
     from ecc.sessions.models import TERMINAL
 
+    next_reap = time.monotonic() + 1.0
     while True:
         current = store.get_session(session_id)
         rows = store.read_output(session_id, after_seq=last, stream=stream, limit=5000)
@@ -222,6 +229,9 @@ def _follow(
         if not rows and (current is None or current.state in TERMINAL):
             return
         if not rows:
+            if time.monotonic() >= next_reap:
+                reap_quietly(store)
+                next_reap = time.monotonic() + 1.0
             time.sleep(0.1)
 
 

@@ -25,6 +25,11 @@ def _session_with_worktree(store: Any, ref: str) -> Any:
     session = find(store, ref)
     if not session.worktree_branch:
         raise EccError(f"session {session.id} has no worktree")
+    if session.repo_url and _repo(session).is_dir():
+        # ran on a worker of a pool: its branch was pushed to the remote; bring it here
+        from ecc import worktrees
+
+        worktrees.fetch_session_branch(_repo(session), session.repo_url, session.worktree_branch)
     return session
 
 

@@ -2,7 +2,9 @@
 
 Each pass runs these steps, each isolated (an error is logged and the pass goes on):
 
-1. **recover** — judge every active session's runner on every pass, by pid plus process identity
+1. **recover** — first the lease reaper (:func:`reap_expired`: sessions on a remote executor
+   whose heartbeat is older than ``lease_seconds`` are failed, never re-run); then judge every
+   active local session's runner on every pass, by pid plus process identity
    (on this host) and by heartbeat age (anywhere): a dead runner means failed with the reason (its
    leftover harness process group is killed); an overdue heartbeat means stale, or failed and
    terminated when ``auto_terminate_stale_sessions``; a fresh heartbeat brings stale back to
@@ -36,12 +38,55 @@ log = logging.getLogger("ecc.daemon")
 UNCLAIMED_GRACE_SECS = 10.0  # a pending session no runner has claimed for this long is re-submitted
 
 
+def reap_expired(store: Store, config: Config) -> list[dict[str, Any]]:
+    """The lease reaper: fail every claimed session of a remote executor (any but ``local``)
+    whose heartbeat is older than ``lease_seconds``, with the reason. Never re-runs anything.
+
+    Pure store logic (no plugin, no engine): the daemon runs it on every pass, and CLI reads
+    (``sessions``, ``status``, ``logs -f``, ``run``) run it too, so a pool without a daemon
+    still notices a dead worker. Heartbeats are the workers' clocks: keep hosts in NTP sync.
+    """
+    actions: list[dict[str, Any]] = []
+    lease = float(config.lease_seconds)
+    for session in store.list_sessions([State.PENDING, State.QUEUED, State.RUNNING, State.STALE]):
+        if session.executor == "local":
+            continue
+        if session.state in (State.PENDING, State.QUEUED) and session.runner_pid is None:
+            continue  # not claimed yet: still waiting in the engine's queue
+        age = age_seconds(session.heartbeat_at or session.updated_at)
+        if age is None or age <= lease:
+            continue
+        where = session.runner_host or "its worker"
+        reason = (
+            f"lease expired: no heartbeat from {where} for {age:.1f}s "
+            f"(lease_seconds={lease:g}); the session is not re-run"
+        )
+        if store.fail_if_silent(session.id, session.heartbeat_at, reason):
+            actions.append({"id": session.id, "action": "failed", "reason": reason})
+            _notify_failed(store, session.id, reason, config)
+    return actions
+
+
+def reap_quietly(store: Store, config: Config | None = None) -> None:
+    """:func:`reap_expired` for CLI reads: never let the reaper break a read."""
+    try:
+        if config is None:
+            from ecc.config import get_config
+
+            config = get_config()
+        reap_expired(store, config)
+    except Exception as exc:
+        log.debug("lease reaper skipped: %s", exc)
+
+
 def recover(store: Store, config: Config) -> list[dict[str, Any]]:
     """Mark sessions whose runner died or went silent; returns what was done."""
-    actions: list[dict[str, Any]] = []
+    actions: list[dict[str, Any]] = reap_expired(store, config)
     timeout = float(config.session_timeout_secs)
     for session in store.list_sessions([State.PENDING, State.QUEUED, State.RUNNING, State.STALE]):
-        executor = get_executor(session.executor)
+        if session.executor != "local":
+            continue  # judged by the lease alone (reap_expired); its engine owns the queue
+        executor = get_executor(session.executor, config)
         local = executor.is_local(session)
         runner_alive = procs.alive(session.runner_pid, session.runner_token) if local else None
         beat_age = age_seconds(session.heartbeat_at or session.updated_at) or 0.0

@@ -11,29 +11,30 @@ nothing else assumes the harness is a child of this machine. An executor:
 * ``is_local(session)`` says whether pid checks on this machine mean anything for the session;
   otherwise liveness is judged by the heartbeat lease alone.
 
-``local`` (the default) re-executes ``python -m ecc run-session --session-id ID`` as a detached
-process (new process session, stdin/stdout on /dev/null, stderr appended to
-``<state dir>/logs/<id>.runner.log``). A Celery, Ray or Slurm executor submits the same
-``run-session`` command to its workers (issue 11).
+Executors are plugins (group ``ecc.executors``, hook ``ecc_executor``). ``local`` (the built-in
+default, ``ecc_plugins.local_executor``) re-executes ``python -m ecc run-session --session-id ID``
+as a detached process (new process session, stdin/stdout on /dev/null, stderr appended to
+``<state dir>/logs/<id>.runner.log``). A remote executor (``celery``; later Ray or Slurm) places
+:func:`ecc.sessions.runner.run_remote_session` on a worker machine instead. Every executor but
+``local`` is judged by the heartbeat lease alone (``lease_seconds``).
 """
 
 from __future__ import annotations
 
-import os
-import signal
-import subprocess
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from ecc.errors import EccError
-from ecc.sessions import procs
 
 if TYPE_CHECKING:
+    from ecc.config import Config
     from ecc.sessions.models import Session
 
 
 class Executor(Protocol):
+    """What the ``ecc_executor`` hook returns (see ``ecc.hookspecs``)."""
+
     name: str
 
     def submit(self, session: Session) -> None: ...
@@ -59,49 +60,35 @@ def runner_argv(session_id: str) -> list[str]:
     return [*argv, "run-session", "--session-id", session_id]
 
 
-class LocalExecutor:
-    """A detached runner process on this machine."""
-
-    name = "local"
-
-    def submit(self, session: Session) -> None:
-        log = os.open(runner_log_path(session.id), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
-        cwd = session.project_dir if os.path.isdir(session.project_dir) else None
-        try:
-            subprocess.Popen(
-                runner_argv(session.id),
-                cwd=cwd,
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.DEVNULL,
-                stderr=log,
-                start_new_session=True,
-                close_fds=True,
-            )
-        except OSError as exc:
-            raise EccError(f"cannot start the session runner: {exc}") from exc
-        finally:
-            os.close(log)
-
-    def is_local(self, session: Session) -> bool:
-        return session.runner_host in (None, procs.hostname())
-
-    def interrupt(self, session: Session) -> bool:
-        if not self.is_local(session) or not procs.alive(session.runner_pid, session.runner_token):
-            return False
-        try:
-            os.kill(session.runner_pid, signal.SIGTERM)  # type: ignore[arg-type]
-        except OSError:
-            return False
-        return True
+_cache: dict[str, Executor] = {}
 
 
-_EXECUTORS: dict[str, type] = {"local": LocalExecutor}
+def get_executor(name: str | None = None, config: Config | None = None) -> Executor:
+    """The executor called ``name`` (default ``local``), from the ``ecc_executor`` hook.
 
-
-def get_executor(name: str | None = None) -> Executor:
-    """The executor called ``name`` (default ``local``); later versions load them as plugins."""
+    Executors are plugins (entry-point group ``ecc.executors``): ``local`` is built in, ``celery``
+    ships as the ``ecc-celery`` distribution. One object per name and process.
+    """
     key = name or "local"
-    try:
-        return _EXECUTORS[key]()  # type: ignore[no-any-return]
-    except KeyError:
-        raise EccError(f"unknown executor {key!r} (known: {', '.join(_EXECUTORS)})") from None
+    cached = _cache.get(key)
+    if cached is not None:
+        return cached
+    if config is None:
+        from ecc.config import get_config
+
+        config = get_config()
+    from ecc.plugins import get_plugins
+
+    plugins = get_plugins(config)
+    executor = plugins.hook.ecc_executor(name=key, config=config)
+    if executor is None:
+        known = sorted(r.name for r in plugins.records if r.group == "ecc.executors" and r.loaded)
+        hint = f" (installed: {', '.join(known)})" if known else " (no executor plugin is loaded)"
+        raise EccError(f"unknown executor {key!r}{hint}")
+    _cache[key] = executor
+    return executor  # type: ignore[no-any-return]
+
+
+def reset() -> None:
+    """Forget executor objects (tests that change config or plugins)."""
+    _cache.clear()

@@ -98,11 +98,12 @@ def create(store: Store, request: Request, config: Config) -> Session:
         "name": request.name.strip(),
         "profile_name": profile_name,
         "profile_json": profile.model_dump_json(exclude_none=True) if profile else None,
-        "executor": request.executor or "local",
+        "executor": request.executor or config.executor,
         "project_dir": str(cwd),
         "working_dir": str(cwd),
         "use_worktree": int(use_worktree),
     }
+    executor = get_executor(fields["executor"], config)  # refuse an unknown one before writing
     if use_worktree:
         from ecc import worktrees
 
@@ -110,7 +111,9 @@ def create(store: Store, request: Request, config: Config) -> Session:
         fields.update(
             repo_root=str(repo.root), base_commit=repo.head_commit, base_branch=repo.head_branch
         )
-    get_executor(fields["executor"])  # refuse an unknown executor before writing anything
+        if getattr(executor, "remote", False):
+            # A worker elsewhere checks out the exact base commit from the repository's remote.
+            fields["repo_url"] = worktrees.remote_url(repo.root)
     for _ in range(5):
         try:
             return store.insert_session(
@@ -126,10 +129,10 @@ def create(store: Store, request: Request, config: Config) -> Session:
     raise EccError("could not allocate a unique session id")
 
 
-def submit(store: Store, session: Session) -> None:
+def submit(store: Store, session: Session, config: Config | None = None) -> None:
     """Hand the session to its executor; a failure to start is recorded, never left pending."""
     try:
-        get_executor(session.executor).submit(session)
+        get_executor(session.executor, config).submit(session)
     except EccError as exc:
         store.transition(session.id, State.FAILED, str(exc))
         raise
@@ -177,7 +180,7 @@ def stop(
     if grace < 0:
         raise EccError("--grace must not be negative")
     store.request_stop(session.id, grace)
-    executor = get_executor(session.executor)
+    executor = get_executor(session.executor, config)
     not_started = session.state in (State.PENDING, State.QUEUED) and session.harness_pid is None
     if not_started and not procs.alive(session.runner_pid, session.runner_token):
         store.transition(session.id, State.STOPPED, "stopped before it started")

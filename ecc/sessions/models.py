@@ -104,6 +104,7 @@ class Session:
     executor: str = "local"
     project_dir: str = ""
     repo_root: str | None = None
+    repo_url: str | None = None  # the remote a pool worker checks the base commit out of
     working_dir: str = ""
     use_worktree: bool = False
     worktree_path: str | None = None

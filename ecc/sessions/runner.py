@@ -15,8 +15,10 @@ import logging
 import os
 import queue
 import selectors
+import shutil
 import signal
 import subprocess
+import sys
 import threading
 import time
 from concurrent.futures import Future
@@ -39,6 +41,7 @@ MAX_LINE_BYTES = 64 * 1024
 READ_CHUNK = 256 * 1024
 BATCH_LINES = 5000
 LEFTOVER_WAIT_SECS = 2.0
+REMOTE_BEAT_SECS = 1.0  # the lease heartbeat of a worker-pool session
 
 
 # -- capture ------------------------------------------------------------------------------
@@ -284,13 +287,24 @@ def apply_output_event(store: Store, session: Session, event: Any) -> None:
 
 
 class Runner:
-    def __init__(self, session_id: str, config: Config) -> None:
+    """Runs one session. ``remote=True`` is a worker of a pool (``run_remote_session``): no
+    slot accounting (the worker's concurrency is the limit), a heartbeat every second from the
+    claim on (the lease), the worktree from the worker's own mirror of ``repo_url`` at the exact
+    base commit, and the branch pushed back to the remote at the end."""
+
+    def __init__(
+        self, session_id: str, config: Config, *, remote: bool = False, host: str | None = None
+    ) -> None:
         self.session_id = session_id
         self.config = config
+        self.remote = remote
+        self.host = host or procs.hostname()
         self.store = open_store(config=config)
         self.wake = threading.Event()
         self.stop_signal = threading.Event()
         self.pid = os.getpid()
+        self.outcome = "not started"
+        self.beating = threading.Event()
 
     # signals: SIGTERM/SIGINT/SIGHUP mean "stop the session" (the CLI's fast path)
     def _on_signal(self, signum: int, frame: Any) -> None:
@@ -298,30 +312,45 @@ class Runner:
         self.wake.set()
 
     def run(self) -> int:
-        for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
-            signal.signal(sig, self._on_signal)
+        previous = {
+            sig: signal.signal(sig, self._on_signal)
+            for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
+        }
+        try:
+            return self._run()
+        finally:
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
+
+    def _refuse(self, session: Session, why: str) -> int:
+        kind = "duplicate_refused" if self.remote else "runner_refused"
+        where = f"delivery to {self.host}" if self.remote else f"runner {self.pid}"
+        self.store.add_event(
+            session.id,
+            kind,
+            f"{where} refused: {why}",
+            {"host": self.host, "pid": self.pid, "attempts": session.attempts},
+        )
+        self.outcome = "refused-duplicate"
+        return 0
+
+    def _run(self) -> int:
         session = self.store.get_session(self.session_id)
         if session is None:
             log.error("no session %s in %s", self.session_id, self.store.path)
+            self.outcome = "unknown session"
             return 2
         if session.state not in (State.PENDING, State.QUEUED):
-            self.store.add_event(
-                session.id,
-                "runner_refused",
-                f"runner {self.pid} refused: session is {session.state.value}",
-            )
-            return 0
-        if not self.store.claim_runner(
-            session.id, self.pid, procs.hostname(), procs.token(self.pid)
-        ):
-            self.store.add_event(
-                session.id,
-                "runner_refused",
-                f"runner {self.pid} refused: another runner owns the session",
-            )
-            return 0
+            return self._refuse(session, f"session is {session.state.value}")
+        if not self.store.claim_runner(session.id, self.pid, self.host, procs.token(self.pid)):
+            return self._refuse(session, "another runner owns the session")
+        beat = None
+        if self.remote:
+            beat = threading.Thread(target=self._beat, name="ecc-lease", daemon=True)
+            self.beating.set()
+            beat.start()
         try:
-            if not self._acquire_slot(session):
+            if not self.remote and not self._acquire_slot(session):
                 return 0
             return self._run_claimed()
         except Exception as exc:
@@ -329,7 +358,36 @@ class Runner:
             self._fail(f"runner error: {exc}")
             return 1
         finally:
-            self._dispatch_next()
+            if beat is not None:
+                self.beating.clear()
+                beat.join()
+            if self.remote:
+                self._publish()
+                with contextlib.suppress(Exception):
+                    self.store.close()
+            else:
+                self._dispatch_next()
+
+    def _beat_interval(self) -> float:
+        interval = self.config.heartbeat_interval_secs
+        return min(interval, REMOTE_BEAT_SECS) if self.remote else interval
+
+    def _beat(self) -> None:
+        """The lease: one heartbeat a second from the claim to the end, on its own connection
+        (preparing a worktree from a mirror may take longer than the lease)."""
+        store = self.store.reopen()
+        try:
+            while self.beating.is_set():
+                try:
+                    store.heartbeat(self.session_id)
+                except Exception as exc:
+                    log.warning("heartbeat failed: %s", exc)
+                for _ in range(int(REMOTE_BEAT_SECS / 0.05)):
+                    if not self.beating.is_set():
+                        break
+                    time.sleep(0.05)
+        finally:
+            store.close()
 
     def _limits(self) -> tuple[int, int]:
         return self.config.max_parallel_worktrees, self.config.max_parallel_sessions
@@ -371,9 +429,55 @@ class Runner:
             ):
                 return False
 
+    def _prepare_remote_dir(self, session: Session) -> Path:
+        """A worker's directory: a worktree from its own mirror at the exact base commit (or
+        the session's pushed branch, on resume), else an empty scratch directory."""
+        from ecc import paths, worktrees
+
+        if not session.use_worktree or not session.repo_url:
+            scratch = paths.ensure_private_dir(paths.data_dir() / "scratch" / session.id)
+            self.store.update_session(session.id, working_dir=str(scratch))
+            return scratch
+        path, branch = worktrees.checkout_from_mirror(
+            session.repo_url, session.id, session.base_commit or "HEAD", self.config
+        )
+        self.store.update_session(
+            session.id, worktree_path=str(path), worktree_branch=branch, working_dir=str(path)
+        )
+        self.store.add_event(
+            session.id,
+            "worktree",
+            f"worktree {path} on branch {branch} at {(session.base_commit or '')[:12]} "
+            f"(worker {self.host})",
+        )
+        return path
+
+    def _publish(self) -> None:
+        """Remote mode: commit what the agent left uncommitted and push ``ecc/<id>`` to the
+        repository's remote, so the result is reviewable from anywhere; then drop the local
+        worktree (the branch lives on the remote)."""
+        from ecc import worktrees
+
+        try:
+            session = self.store.get_session(self.session_id)
+            if session is None or not session.repo_url or not session.worktree_path:
+                return
+            path = Path(session.worktree_path)
+            if not path.is_dir() or session.state not in TERMINAL:
+                return
+            result = worktrees.publish(path, session.repo_url, session.worktree_branch or "")
+            self.store.add_event(session.id, "pushed", result)
+            worktrees.drop_checkout(path, session.worktree_branch or "")
+        except Exception as exc:
+            log.exception("publishing the session branch failed")
+            with contextlib.suppress(Exception):
+                self.store.add_event(self.session_id, "push_failed", f"push failed: {exc}")
+
     def _prepare_dir(self, session: Session) -> Path:
         from ecc import worktrees
 
+        if self.remote:
+            return self._prepare_remote_dir(session)
         if not session.use_worktree:
             working = Path(session.working_dir)
             if not working.is_dir():
@@ -467,11 +571,16 @@ class Runner:
             "harness command built",
             {"argv0": argv[0], "args": len(argv) - 1, "cwd": str(working)},
         )
+        program = shutil.which(argv[0], path=env.get("PATH")) if "/" not in argv[0] else argv[0]
+        if program is None or not os.access(working / program, os.X_OK):
+            self._fail(f"cannot start {argv[0]}: No such file or directory")
+            return 1
         writer = Writer(self.store.reopen, session, self._parser(), self.store.max_seq(session.id))
         writer.start()
+        grace = self.config.stop_grace_secs
         try:
             proc = subprocess.Popen(
-                argv,
+                [*supervisor_argv(self.pid, grace), *argv],
                 cwd=working,
                 env=env,
                 stdin=subprocess.DEVNULL,
@@ -513,7 +622,7 @@ class Runner:
         reader.start()
         waiter = threading.Thread(target=self._wait_exit, args=(proc,), daemon=True)
         waiter.start()
-        interval = self.config.heartbeat_interval_secs
+        interval = self._beat_interval()
         next_beat = time.monotonic() + interval
         stop_how = ""
         while proc.poll() is None:
@@ -528,6 +637,11 @@ class Runner:
                     lambda db: (db.heartbeat(session.id), db.get_session(session.id))[1]
                 )
                 requested = requested or bool(fresh and fresh.stop_requested)
+                if fresh is not None and fresh.state in TERMINAL:
+                    # failed by the lease reaper (we were silent too long): never keep running
+                    note = f"session is {fresh.state.value}; ending its process group"
+                    writer.call(lambda db, note=note: db.add_event(session.id, "lease", note))
+                    requested = True
             if requested:
                 stop_how = self._stop(session, pgid, writer)
                 break
@@ -588,6 +702,7 @@ class Runner:
             state, reason = State.FAILED, f"harness exited with code {returncode}"
         if writer.failure is not None:
             reason += f"; some output could not be stored: {writer.failure}"
+        self.outcome = state.value
         try:
             writer.call(
                 lambda db: db.transition(
@@ -650,6 +765,35 @@ class Runner:
         finally:
             with contextlib.suppress(Exception):
                 self.store.close()
+
+
+def supervisor_argv(parent: int, grace: float) -> list[str]:
+    """The group leader that ends the session's group when the runner dies (supervisor.py)."""
+    script = Path(__file__).with_name("supervisor.py")
+    return [sys.executable, "-I", "-S", str(script), str(parent), f"{grace:g}", "--"]
+
+
+def run_remote_session(session_id: str, *, host: str | None = None) -> str:
+    """Run one session on a worker machine of a pool (called by an executor's worker task).
+
+    Claims the session at most once (a redelivery or duplicate is refused and recorded as a
+    ``duplicate_refused`` event), heartbeats every second, checks the base commit out of this
+    worker's mirror of the session's ``repo_url``, streams everything into the shared store and
+    pushes the branch ``ecc/<id>`` back. Returns a short outcome for the engine's logs only;
+    the engine's view of the task is never read back as session state.
+    """
+    from ecc.config import get_config
+
+    runner = Runner(session_id, get_config(), remote=True, host=host)
+    runner.run()
+    if runner.outcome == "not started":
+        final = None
+        with contextlib.suppress(Exception):
+            store = open_store(config=runner.config)
+            final = store.get_session(session_id)
+            store.close()
+        runner.outcome = final.state.value if final else "unknown"
+    return runner.outcome
 
 
 def run_session(session_id: str) -> int:

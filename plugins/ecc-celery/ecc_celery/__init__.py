@@ -1,0 +1,1 @@
+"""ecc executor plugin for Celery (see docs/distributed.md)."""
