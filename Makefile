@@ -6,16 +6,17 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 ADAPTERS := adapters/claude adapters/codex adapters/opencode adapters/gemini
-SOURCES  := pyproject.toml $(wildcard adapters/*/pyproject.toml)
+PLUGINS  := plugins/ecc-celery
+SOURCES  := pyproject.toml $(wildcard adapters/*/pyproject.toml) $(wildcard plugins/*/pyproject.toml)
 
-.PHONY: install demo test lint format e2e bench clean tui-deps
+.PHONY: install demo test lint format e2e bench clean tui-deps services
 
 install: $(STAMP)
 
 $(STAMP): $(SOURCES)
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e ".[dev]" $(foreach a,$(ADAPTERS),-e ./$(a))
+	$(BIN)/python -m pip install --quiet -e ".[dev]" $(foreach a,$(ADAPTERS) $(PLUGINS),-e ./$(a))
 	touch $(STAMP)
 
 demo: install
@@ -33,7 +34,14 @@ format: install
 tui-deps:
 	@command -v tmux >/dev/null 2>&1 || (apt-get update -qq && apt-get install -y -qq tmux)
 
-test: install lint tui-deps
+# tests/distributed starts its own throwaway PostgreSQL and Redis servers (tests/servers.py):
+# install the Debian packages when their binaries are missing (CI runs as root)
+services:
+	@if ! ls /usr/lib/postgresql/*/bin/pg_ctl >/dev/null 2>&1 || ! command -v redis-server >/dev/null 2>&1; then \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql redis-server >/dev/null; \
+	fi
+
+test: install lint tui-deps services
 	$(BIN)/python -m pytest -q -m "not e2e"
 
 e2e: install
