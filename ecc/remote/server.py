@@ -92,8 +92,10 @@ def open_socket(host: str, port: int) -> socket.socket:
         infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
     except socket.gaierror as exc:
         raise EccError(f"cannot resolve {host}: {exc}") from None
-    family, _, _, _, address = infos[0]
-    sock = socket.socket(family, socket.SOCK_STREAM)
+    family, kind, proto, _, address = infos[0]
+    # proto must be IPPROTO_TCP (not 0): asyncio sets TCP_NODELAY on accepted connections only
+    # then, and without it every kept-alive response waits ~40 ms for a delayed ACK (Nagle)
+    sock = socket.socket(family, kind, proto or socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
         sock.bind(address)
