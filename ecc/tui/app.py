@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from rich.text import Text
-from textual import on
+from textual import events, on
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical, VerticalScroll
@@ -121,6 +121,8 @@ class DashboardApp(App[None]):
         self._diff_for: str | None = None
         self._select_when_seen: str | None = None
         self._since_ages = 0.0
+        self.task_width = data.TASK_WIDTH
+        self._tables_ready = False  # the tables have their columns
 
     # -- layout ----------------------------------------------------------------------------
 
@@ -151,9 +153,19 @@ class DashboardApp(App[None]):
         tools = self.query_one("#tools", DataTable)
         for label in TOOL_COLUMNS:
             tools.add_column(label, key=label.lower())
+        self.task_width = data.task_width(self.size.width)
+        self._tables_ready = True
         self.refresh_now(force=True)
         table.focus()
         self.set_interval(self.interval, self._tick, name="store-poll")
+
+    def on_resize(self, event: events.Resize) -> None:
+        width = data.task_width(event.size.width)
+        if width != self.task_width:
+            self.task_width = width
+            if self._tables_ready:
+                self._row_order = []  # rebuild the rows with the new task width
+                self.refresh_now(force=True)
 
     def on_unmount(self) -> None:
         self.store.close()
@@ -198,7 +210,7 @@ class DashboardApp(App[None]):
             table.clear()
             self._cells = {}
             for session in rows:
-                cells = data.row_cells(session, self.watcher.risk.get(session.id), self.config, now)
+                cells = self._cells_for(session, now)
                 self._cells[session.id] = cells
                 table.add_row(*(cells[key] for key, _ in data.COLUMNS), key=session.id)
             self._row_order = order
@@ -211,8 +223,12 @@ class DashboardApp(App[None]):
         for sid in (changes.changed | changes.risk_changed) & set(order):
             self._update_row(table, self.watcher.sessions[sid], now)
 
+    def _cells_for(self, session: Session, now: Any) -> dict[str, Text]:
+        risk = self.watcher.risk.get(session.id)
+        return data.row_cells(session, risk, self.config, now, self.task_width)
+
     def _update_row(self, table: DataTable, session: Session, now: Any) -> None:
-        cells = data.row_cells(session, self.watcher.risk.get(session.id), self.config, now)
+        cells = self._cells_for(session, now)
         old = self._cells.get(session.id, {})
         for key, value in cells.items():
             if old.get(key) != value:

@@ -62,7 +62,13 @@ COLUMNS: tuple[tuple[str, str], ...] = (
     ("risk", "Risk"),
 )
 
-TASK_WIDTH = 48
+TASK_WIDTH = 48  # the default; the dashboard gives the task what the terminal width leaves
+OTHER_COLUMNS_WIDTH = 88  # every other column with its padding, and the scrollbar
+
+
+def task_width(terminal_width: int) -> int:
+    return max(16, min(72, terminal_width - OTHER_COLUMNS_WIDTH))
+
 
 # by ecc.budgets level: unconfigured, normal, advisory, warning, critical, over budget
 LEVEL_STYLES = ("", "", "yellow", "dark_orange", "bold red", "bold white on red")
@@ -134,7 +140,11 @@ def worktree_text(session: Session) -> str:
 
 
 def row_cells(
-    session: Session, risk_summary: dict[str, Any] | None, config: Config, now: datetime
+    session: Session,
+    risk_summary: dict[str, Any] | None,
+    config: Config,
+    now: datetime,
+    width: int = TASK_WIDTH,
 ) -> dict[str, Text]:
     """The sessions-table cells of one session, keyed by column; tokens and cost are coloured
     by the session's budget state (:func:`ecc.budgets.for_session`)."""
@@ -151,7 +161,7 @@ def row_cells(
         "id": Text(session.id),
         "state": Text(session.state.value, style=STATE_STYLES.get(session.state, "")),
         "harness": Text(one_line(session.harness)),
-        "task": Text(one_line(f"{label}{session.task}", TASK_WIDTH)),
+        "task": Text(one_line(f"{label}{session.task}", width)),
         "age": Text(fmt_age(age)),
         "worktree": Text(one_line(worktree_text(session))),
         "tokens": Text(fmt_tokens(tokens), style=LEVEL_STYLES[token_level], justify="right"),
