@@ -69,9 +69,23 @@ def write_json(
     path: Path, data: dict[str, Any], original: str | None, dry_run: bool, *, delete_if_empty: bool
 ) -> IntegrationResult:
     """Write ``data`` (or delete an emptied file ecc created) unless nothing changed."""
-    new_text = "" if (delete_if_empty and not data) else json.dumps(data, indent=2) + "\n"
+    new_text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+    if delete_if_empty and not data:
+        new_text = ""
+    if original is None and not data:
+        return IntegrationResult(message=f"{path}: already up to date")
+    return write_change(path, original, new_text, dry_run)
+
+
+def write_change(
+    path: Path, original: str | None, new_text: str, dry_run: bool
+) -> IntegrationResult:
+    """Replace ``path``'s text ``original`` (None: no file) by ``new_text`` ("": delete it).
+
+    Returns the unified diff; writes nothing when ``dry_run`` or when nothing changed.
+    """
     old_text = original or ""
-    if new_text == old_text or (original is None and not data):
+    if new_text == old_text:
         return IntegrationResult(message=f"{path}: already up to date")
     diff = "".join(
         difflib.unified_diff(
@@ -194,3 +208,129 @@ def edit_hooks_file(
     if updated is data or updated == data:
         return IntegrationResult(message=f"{path}: already up to date")
     return write_json(path, updated, original, dry_run, delete_if_empty=action == "uninstall")
+
+
+# -- MCP server registration -----------------------------------------------------------------
+
+MCP_SERVER_NAME = "ecc-memory"
+
+
+def mcp_argv(options: dict[str, Any]) -> list[str]:
+    """The argv that starts ``ecc-memory-mcp``, as the core chose it (``options["mcp_command"]``).
+
+    Without one: the console script next to this interpreter, else ``python -m ecc.mcp.server``;
+    both absolute, so the harness's PATH does not matter.
+    """
+    import sys
+
+    chosen = options.get("mcp_command")
+    if chosen:
+        return [str(part) for part in chosen]
+    script = Path(sys.executable).parent / "ecc-memory-mcp"
+    if script.is_file() and os.access(script, os.X_OK):
+        return [str(script)]
+    return [sys.executable, "-m", "ecc.mcp.server"]
+
+
+def edit_mcp_json(
+    path: Path,
+    what: str,
+    container: str,
+    entry: dict[str, Any],
+    action: str,
+    dry_run: bool,
+    name: str = MCP_SERVER_NAME,
+) -> IntegrationResult:
+    """Add (``install``) or remove (``uninstall``) the server ``name`` in ``data[container]``.
+
+    ``container`` is the harness's own key (``mcpServers``, ``mcp``). Everything else in the file
+    is kept; an entry that already equals ``entry`` means nothing to do; a container emptied by
+    the uninstall is removed, and a file left empty is deleted.
+    """
+    data, original = read_json(path, what)
+    servers = data.get(container)
+    if container in data and not isinstance(servers, dict):
+        raise EccError(f'"{container}" in {what} {path} is not a JSON object; nothing was changed')
+    updated = json.loads(json.dumps(data))
+    if action == "install":
+        if isinstance(servers, dict) and servers.get(name) == entry:
+            return IntegrationResult(message=f"{path}: already up to date", location=path)
+        updated.setdefault(container, {})[name] = entry
+    elif action == "uninstall":
+        if not isinstance(servers, dict) or name not in servers:
+            return IntegrationResult(message=f"{path}: already up to date", location=path)
+        del updated[container][name]
+        if not updated[container]:
+            del updated[container]
+    else:
+        raise EccError(f"unknown integration action {action!r}")
+    result = write_json(path, updated, original, dry_run, delete_if_empty=action == "uninstall")
+    result.location = path
+    return result
+
+
+def edit_mcp_toml(
+    path: Path,
+    what: str,
+    table: str,
+    entry: dict[str, Any],
+    action: str,
+    dry_run: bool,
+    name: str = MCP_SERVER_NAME,
+) -> IntegrationResult:
+    """The TOML twin of :func:`edit_mcp_json` (``[table.name]``), keeping comments and layout.
+
+    tomlkit edits the document in place, so every other key, comment and blank line stays as
+    the user wrote it; a file that does not parse is refused and left untouched.
+    """
+    import tomlkit
+    from tomlkit.exceptions import TOMLKitError
+
+    try:
+        original: str | None = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        original = None
+    except OSError as exc:
+        raise EccError(f"cannot read {what} {path}: {exc.strerror or exc}") from None
+    try:
+        document = tomlkit.parse(original or "")
+    except TOMLKitError as exc:
+        raise EccError(
+            f"{what} {path} is not valid TOML ({exc}); fix or move it, nothing was changed"
+        ) from None
+    servers = document.get(table)
+    if servers is not None and not isinstance(servers, dict):
+        raise EccError(f'"{table}" in {what} {path} is not a table; nothing was changed')
+    current = servers.get(name) if servers is not None else None
+    if action == "install":
+        plain = current.unwrap() if hasattr(current, "unwrap") else current
+        if plain == entry:
+            return IntegrationResult(message=f"{path}: already up to date", location=path)
+        server = tomlkit.table()
+        for key, value in entry.items():
+            if isinstance(value, dict):
+                inline = tomlkit.inline_table()
+                inline.update(value)
+                server[key] = inline
+            else:
+                server[key] = value
+        if servers is None:
+            servers = tomlkit.table(is_super_table=True)
+            document[table] = servers
+        servers[name] = server
+    elif action == "uninstall":
+        if current is None:
+            return IntegrationResult(message=f"{path}: already up to date", location=path)
+        del servers[name]
+        if not servers:
+            del document[table]
+    else:
+        raise EccError(f"unknown integration action {action!r}")
+    new_text = tomlkit.dumps(document)
+    # tomlkit leaves the blank lines around an added or removed table: keep one final newline
+    new_text = new_text.rstrip("\n") + "\n" if new_text.strip() else ""
+    if action == "install" and original is not None and not original.strip():
+        new_text = new_text.lstrip("\n")
+    result = write_change(path, original, new_text, dry_run)
+    result.location = path
+    return result

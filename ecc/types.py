@@ -128,6 +128,8 @@ class IntegrationResult:
     changed_files: list[Path] = field(default_factory=list)
     diff: str = ""
     message: str = ""
+    # where the integration lives (the config file edited, the skills directory), when known
+    location: Path | None = None
 
 
 @dataclass

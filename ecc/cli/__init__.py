@@ -57,6 +57,12 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
         "harness_group",
         "List harnesses and show their command lines.",
     ),
+    "skills": (
+        "ecc.cli.skills_cmd",
+        "skills_group",
+        "Validate and install SKILL.md skills into harnesses.",
+    ),
+    "mcp": ("ecc.cli.mcp_cmd", "mcp_group", "Register ecc-memory-mcp in a harness's config."),
 }
 
 

@@ -163,3 +163,145 @@ def command_command(
     say("env (added to the inherited environment):")
     for key, value in env.items():
         say(f"  {key}={shlex.quote(value)}")
+
+
+# -- the compliance matrix -------------------------------------------------------------------
+
+SURFACES = ("direct", "structured_output", "resume", "hooks", "enforcement", "mcp", "skills")
+SURFACE_TITLES = {
+    "direct": "direct execution",
+    "structured_output": "structured output",
+    "resume": "resume",
+    "hooks": "hooks",
+    "enforcement": "enforcement",
+    "mcp": "MCP",
+    "skills": "skills",
+}
+INTEGRATIONS = ("hooks", "mcp", "skills")
+
+
+def _installed_here(hook: Any, harness: str, kind: str, project: Path) -> bool | str | None:
+    """Whether ecc's ``kind`` integration is in this project's config of ``harness``.
+
+    Asked as a dry-run uninstall (which writes nothing): it would change something exactly when
+    ecc's entries are there. None when the adapter has no such integration.
+    """
+    from ecc.types import IntegrationRequest
+
+    request = IntegrationRequest(
+        kind=kind, action="uninstall", scope="project", project_dir=project, dry_run=True
+    )
+    try:
+        result = hook.ecc_install_integration(harness=harness, request=request)
+    except EccError as exc:
+        return f"error: {exc.message}"
+    if result is None:
+        return None
+    return bool(result.changed_files)
+
+
+def matrix_rows(config: Any, project: Path) -> list[dict[str, Any]]:
+    from ecc import harnesses
+    from ecc.plugins import get_plugin_manager
+
+    hook = get_plugin_manager(config).hook
+    detected = set(harnesses.detect(project, config))
+    rows = []
+    for name, info in harnesses.available(config).items():
+        surfaces = {surface: surface in info.capabilities for surface in SURFACES}
+        rows.append(
+            {
+                "name": name,
+                "program": info.program,
+                "description": info.description,
+                "on_path": bool(info.program and shutil.which(info.program)),
+                "surfaces": surfaces,
+                "profile_fields": sorted(info.profile_fields),
+                "other_capabilities": sorted(set(info.capabilities) - set(SURFACES)),
+                "detected": name in detected,
+                "installed": {
+                    kind: _installed_here(hook, name, kind, project) if surfaces[kind] else None
+                    for kind in INTEGRATIONS
+                },
+            }
+        )
+    return rows
+
+
+def _mark(value: object) -> str:
+    if value is True:
+        return "yes"
+    if value is False or value is None:
+        return "-"
+    return str(value)
+
+
+def _installed_text(installed: dict[str, Any]) -> str:
+    shown = [kind for kind in INTEGRATIONS if installed.get(kind) is True]
+    errors = [f"{kind} ({installed[kind]})" for kind in INTEGRATIONS if _is_error(installed[kind])]
+    return ", ".join(shown + errors) or "-"
+
+
+def _is_error(value: object) -> bool:
+    return isinstance(value, str)
+
+
+def render_markdown(rows: list[dict[str, Any]]) -> str:
+    head = ["harness", *(SURFACE_TITLES[s] for s in SURFACES), "profile fields"]
+    head += ["detected here", "installed here"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for row in rows:
+        cells = [row["name"], *(_mark(row["surfaces"][s]) for s in SURFACES)]
+        cells.append(", ".join(row["profile_fields"]) or "-")
+        cells += [_mark(row["detected"]), _installed_text(row["installed"])]
+        lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+@harness_group.command("matrix")
+@click.option("--json", "fmt", flag_value="json", help="Print JSON.")
+@click.option("--markdown", "fmt", flag_value="markdown", help="Print a Markdown table.")
+def matrix_command(fmt: str | None) -> None:
+    """Which surfaces each installed adapter supports, and what is detected and installed here.
+
+    Surfaces come from what the adapters declare (capabilities and mapped profile fields);
+    "detected" from the project's marker files; "installed" from each adapter's own config files
+    in this project (hooks, MCP server, skills), read without writing anything.
+    """
+    from ecc import paths
+    from ecc.config import get_config
+
+    project = paths.find_project_root() or Path.cwd()
+    rows = matrix_rows(get_config(), project)
+    if fmt == "json":
+        emit_json(
+            {
+                "schema_version": "ecc.harness-matrix.v1",
+                "project": str(project),
+                "surfaces": list(SURFACES),
+                "harnesses": rows,
+            }
+        )
+        return
+    if fmt == "markdown":
+        click.echo(render_markdown(rows), nl=False)
+        return
+    if not rows:
+        say("no harness adapters installed")
+        return
+    width = max(len(row["name"]) for row in rows)
+    short = {"structured_output": "output", "enforcement": "enforce"}
+    titles = [short.get(s, s) for s in SURFACES]
+    say(f"{'harness':<{width}}  " + "  ".join(titles) + "  detected  installed here")
+    for row in rows:
+        cells = [
+            f"{_mark(row['surfaces'][s]):<{len(t)}}" for s, t in zip(SURFACES, titles, strict=True)
+        ]
+        say(
+            f"{row['name']:<{width}}  "
+            + "  ".join(cells)
+            + f"  {_mark(row['detected']):<8}  {_installed_text(row['installed'])}"
+        )
+    say("")
+    for row in rows:
+        say(f"{row['name']}: profile fields {', '.join(row['profile_fields']) or '-'}")

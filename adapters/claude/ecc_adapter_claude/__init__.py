@@ -47,7 +47,9 @@ def ecc_harnesses() -> HarnessInfo:
         program=PROGRAM,
         description="Claude Code CLI in print mode (stream-json output)",
         aliases=("claude-code",),
-        capabilities=frozenset({"direct", "structured_output", "resume"}),
+        capabilities=frozenset(
+            {"direct", "structured_output", "resume", "hooks", "enforcement", "mcp", "skills"}
+        ),
         profile_fields=PROFILE_FIELDS,
     )
 

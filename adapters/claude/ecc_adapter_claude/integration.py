@@ -1,4 +1,4 @@
-"""Claude Code hooks: ecc's ``PreToolUse`` command hook, its payloads and its answers.
+"""Claude Code integration: ecc's ``PreToolUse`` hook, its MCP server and skills.
 
 Installed into ``<project>/.claude/settings.json`` (``--project``) or ``~/.claude/settings.json``
 (``--user``) as ``{"hooks": {"PreToolUse": [{"matcher": "*", "hooks": [{"type": "command",
@@ -6,6 +6,10 @@ Installed into ``<project>/.claude/settings.json`` (``--project``) or ``~/.claud
 (``hook_event_name``, ``tool_name``, ``tool_input``, ``session_id``, ``cwd``, ``tool_use_id``).
 Answers: exit 0 allows; exit 2 with the reason on stderr denies (the model sees the reason);
 ``ask`` is the JSON ``hookSpecificOutput.permissionDecision = "ask"`` on stdout.
+
+MCP: ``ecc-memory`` in ``mcpServers`` of ``<project>/.mcp.json`` (project) or ``~/.claude.json``
+(user), ``{"type": "stdio", "command", "args", "env": {"ECC_MEMORY_HARNESS": "claude"}}``.
+Skills: ``<project>/.claude/skills/<name>/`` or ``~/.claude/skills/<name>/``.
 
 Loaded on its own by ``ecc hook``'s hot path: it imports nothing from its package.
 """
@@ -51,9 +55,45 @@ def settings_file(request: IntegrationRequest) -> Path:
     return request.project_dir / ".claude" / "settings.json"
 
 
+def mcp_file(request: IntegrationRequest) -> Path:
+    if request.scope == "user":
+        return Path.home() / ".claude.json"
+    return request.project_dir / ".mcp.json"
+
+
+def skills_dir(request: IntegrationRequest) -> Path:
+    if request.scope == "user":
+        return Path.home() / ".claude" / "skills"
+    return request.project_dir / ".claude" / "skills"
+
+
 @hookimpl
 def ecc_install_integration(harness: str, request: IntegrationRequest) -> IntegrationResult | None:
-    if harness != NAME or request.kind != "hooks":
+    if harness != NAME:
+        return None
+    if request.kind == "mcp":
+        from ecc.hookconfig import edit_mcp_json, mcp_argv
+
+        argv = mcp_argv(request.options)
+        entry = {
+            "type": "stdio",
+            "command": argv[0],
+            "args": argv[1:],
+            "env": {"ECC_MEMORY_HARNESS": NAME},
+        }
+        return edit_mcp_json(
+            mcp_file(request),
+            "Claude Code MCP config",
+            "mcpServers",
+            entry,
+            request.action,
+            request.dry_run,
+        )
+    if request.kind == "skills":
+        from ecc.skills import sync_skills
+
+        return sync_skills(NAME, skills_dir(request), request)
+    if request.kind != "hooks":
         return None
     from ecc.hookconfig import edit_hooks_file, hook_command
 

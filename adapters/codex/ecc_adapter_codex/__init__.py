@@ -55,7 +55,9 @@ def ecc_harnesses() -> HarnessInfo:
         program=PROGRAM,
         description="OpenAI Codex CLI, non-interactive exec mode (--json events)",
         aliases=("openai-codex",),
-        capabilities=frozenset({"direct", "structured_output", "resume"}),
+        capabilities=frozenset(
+            {"direct", "structured_output", "resume", "hooks", "enforcement", "mcp", "skills"}
+        ),
         profile_fields=PROFILE_FIELDS,
     )
 

@@ -1,4 +1,4 @@
-"""Codex CLI hooks: ecc's ``PreToolUse`` command hook, its payloads and its answers.
+"""Codex CLI integration: ecc's ``PreToolUse`` hook, its MCP server and skills.
 
 Installed into ``$CODEX_HOME/hooks.json`` (``--user``; ``CODEX_HOME`` defaults to ``~/.codex``)
 or ``<project>/.codex/hooks.json`` (``--project``; Codex loads it only in a trusted project), in
@@ -7,6 +7,11 @@ the same shape as Claude Code's. Codex runs a new or changed hook only once it i
 Payloads carry ``tool_name`` (shell calls normalised to ``Bash`` with ``tool_input.command``;
 ``apply_patch`` for edits). Answers: exit 0 allows; exit 2 with the reason on stderr denies.
 Codex hooks have no "ask": ``require_confirmation`` is denied, with the reason saying so.
+
+MCP: ``[mcp_servers.ecc-memory]`` (``command``, ``args``, ``env.ECC_MEMORY_HARNESS = "codex"``)
+in ``$CODEX_HOME/config.toml`` (user) or ``<project>/.codex/config.toml`` (project; read only in
+a trusted project), edited with tomlkit so comments and every other key stay.
+Skills: ``$CODEX_HOME/skills/<name>/`` or ``<project>/.codex/skills/<name>/``.
 
 Loaded on its own by ``ecc hook``'s hot path: it imports nothing from its package.
 """
@@ -50,9 +55,45 @@ def hooks_file(request: IntegrationRequest) -> Path:
     return request.project_dir / ".codex" / "hooks.json"
 
 
+def codex_home() -> Path:
+    home = os.environ.get("CODEX_HOME")
+    return Path(home) if home else Path.home() / ".codex"
+
+
+def config_file(request: IntegrationRequest) -> Path:
+    if request.scope == "user":
+        return codex_home() / "config.toml"
+    return request.project_dir / ".codex" / "config.toml"
+
+
+def skills_dir(request: IntegrationRequest) -> Path:
+    if request.scope == "user":
+        return codex_home() / "skills"
+    return request.project_dir / ".codex" / "skills"
+
+
 @hookimpl
 def ecc_install_integration(harness: str, request: IntegrationRequest) -> IntegrationResult | None:
-    if harness != NAME or request.kind != "hooks":
+    if harness != NAME:
+        return None
+    if request.kind == "mcp":
+        from ecc.hookconfig import edit_mcp_toml, mcp_argv
+
+        argv = mcp_argv(request.options)
+        entry = {"command": argv[0], "args": argv[1:], "env": {"ECC_MEMORY_HARNESS": NAME}}
+        return edit_mcp_toml(
+            config_file(request),
+            "Codex config file",
+            "mcp_servers",
+            entry,
+            request.action,
+            request.dry_run,
+        )
+    if request.kind == "skills":
+        from ecc.skills import sync_skills
+
+        return sync_skills(NAME, skills_dir(request), request)
+    if request.kind != "hooks":
         return None
     from ecc.hookconfig import edit_hooks_file, hook_command
 

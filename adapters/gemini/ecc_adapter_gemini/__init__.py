@@ -49,7 +49,9 @@ def ecc_harnesses() -> HarnessInfo:
         program=PROGRAM,
         description="Gemini CLI, headless prompt mode (stream-json output)",
         aliases=("gemini-cli",),
-        capabilities=frozenset({"direct", "structured_output", "resume"}),
+        capabilities=frozenset(
+            {"direct", "structured_output", "resume", "hooks", "enforcement", "mcp", "skills"}
+        ),
         profile_fields=PROFILE_FIELDS,
     )
 

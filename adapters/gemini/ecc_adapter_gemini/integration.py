@@ -1,4 +1,4 @@
-"""Gemini CLI hooks: ecc's ``BeforeTool`` command hook, its payloads and its answers.
+"""Gemini CLI integration: ecc's ``BeforeTool`` hook, its MCP server and skills.
 
 Installed into ``<project>/.gemini/settings.json`` (``--project``) or ``~/.gemini/settings.json``
 (``--user``) as ``{"hooks": {"BeforeTool": [{"matcher": ".*", "hooks": [{"type": "command",
@@ -6,6 +6,10 @@ Installed into ``<project>/.gemini/settings.json`` (``--project``) or ``~/.gemin
 carry ``hook_event_name``, ``tool_name`` (``run_shell_command``, ``write_file``, ``replace``…),
 ``tool_input``, ``session_id``, ``cwd``. Answers: exit 0 allows; exit 2 with the reason on stderr
 denies. ``require_confirmation`` is denied too (headless Gemini has nobody to ask).
+
+MCP: ``ecc-memory`` in ``mcpServers`` of the same settings file (``command``, ``args``,
+``env.ECC_MEMORY_HARNESS = "gemini"``). Skills: ``<project>/.gemini/skills/<name>/`` (loaded in
+a trusted folder) or ``~/.gemini/skills/<name>/``.
 
 Loaded on its own by ``ecc hook``'s hot path: it imports nothing from its package.
 """
@@ -52,9 +56,32 @@ def settings_file(request: IntegrationRequest) -> Path:
     return request.project_dir / ".gemini" / "settings.json"
 
 
+def skills_dir(request: IntegrationRequest) -> Path:
+    return settings_file(request).parent / "skills"
+
+
 @hookimpl
 def ecc_install_integration(harness: str, request: IntegrationRequest) -> IntegrationResult | None:
-    if harness != NAME or request.kind != "hooks":
+    if harness != NAME:
+        return None
+    if request.kind == "mcp":
+        from ecc.hookconfig import edit_mcp_json, mcp_argv
+
+        argv = mcp_argv(request.options)
+        entry = {"command": argv[0], "args": argv[1:], "env": {"ECC_MEMORY_HARNESS": NAME}}
+        return edit_mcp_json(
+            settings_file(request),
+            "Gemini CLI settings file",
+            "mcpServers",
+            entry,
+            request.action,
+            request.dry_run,
+        )
+    if request.kind == "skills":
+        from ecc.skills import sync_skills
+
+        return sync_skills(NAME, skills_dir(request), request)
+    if request.kind != "hooks":
         return None
     from ecc.hookconfig import edit_hooks_file, hook_command
 

@@ -46,7 +46,9 @@ def ecc_harnesses() -> HarnessInfo:
         program=PROGRAM,
         description="OpenCode CLI, non-interactive run mode (JSON events)",
         aliases=("open-code",),
-        capabilities=frozenset({"direct", "structured_output", "resume"}),
+        capabilities=frozenset(
+            {"direct", "structured_output", "resume", "hooks", "enforcement", "mcp", "skills"}
+        ),
         profile_fields=PROFILE_FIELDS,
     )
 

@@ -1,4 +1,5 @@
-"""OpenCode hooks: a plugin module whose ``tool.execute.before`` runs ``ecc hook``.
+"""OpenCode integration: a plugin module whose ``tool.execute.before`` runs ``ecc hook``,
+ecc's MCP server and skills.
 
 OpenCode has no command hooks; its equivalent is a JS plugin. ``ecc hooks install --harness
 opencode`` writes ``ecc-hooks.js`` (``<project>/.opencode/`` with ``--project``,
@@ -7,6 +8,11 @@ array of the matching ``opencode.json``. Before each tool call the module pipes
 ``{"event": "tool.execute.before", "tool", "sessionID", "callID", "args"}`` into
 ``ecc hook --harness opencode``; exit status 2 makes it throw, which stops the tool and shows the
 reason (stderr) to the agent. OpenCode cannot ask: ``require_confirmation`` is denied.
+
+MCP: ``ecc-memory`` in ``mcp`` of the same ``opencode.json``, ``{"type": "local", "command":
+[argv], "environment": {"ECC_MEMORY_HARNESS": "opencode"}, "enabled": true}``.
+Skills: ``<project>/.opencode/skills/<name>/`` or ``$XDG_CONFIG_HOME/opencode/skills/<name>/``.
+An ``opencode.jsonc`` (comments) is never edited: ecc says what to add by hand.
 
 Loaded on its own by ``ecc hook``'s hot path: it imports nothing from its package.
 """
@@ -91,9 +97,44 @@ def module_text(options: dict[str, Any]) -> str:
     return PLUGIN_TEMPLATE.format(marker=MARKER, argv=json.dumps(shlex.split(ecc_prefix(options))))
 
 
+def skills_dir(request: IntegrationRequest) -> Path:
+    module, _ = locations(request)
+    return module.parent / "skills"
+
+
+def _install_mcp(request: IntegrationRequest) -> IntegrationResult:
+    from ecc.errors import EccError
+    from ecc.hookconfig import MCP_SERVER_NAME, edit_mcp_json, mcp_argv
+
+    _, config_file = locations(request)
+    entry = {
+        "type": "local",
+        "command": mcp_argv(request.options),
+        "environment": {"ECC_MEMORY_HARNESS": NAME},
+        "enabled": True,
+    }
+    if not config_file.exists() and config_file.with_suffix(".jsonc").exists():
+        raise EccError(
+            f"{config_file.with_suffix('.jsonc')} is JSONC, which ecc does not edit; add "
+            f'"{MCP_SERVER_NAME}": {json.dumps(entry)} to its "mcp" object by hand, nothing was '
+            "changed"
+        )
+    return edit_mcp_json(
+        config_file, "OpenCode config file", "mcp", entry, request.action, request.dry_run
+    )
+
+
 @hookimpl
 def ecc_install_integration(harness: str, request: IntegrationRequest) -> IntegrationResult | None:
-    if harness != NAME or request.kind != "hooks":
+    if harness != NAME:
+        return None
+    if request.kind == "mcp":
+        return _install_mcp(request)
+    if request.kind == "skills":
+        from ecc.skills import sync_skills
+
+        return sync_skills(NAME, skills_dir(request), request)
+    if request.kind != "hooks":
         return None
     import difflib
 
