@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
-from fastapi import Body, FastAPI, Header, Query, Request, Security
+from fastapi import Body, Depends, FastAPI, Header, Query, Request, Security
 from fastapi import Path as PathParam
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response, StreamingResponse
@@ -341,6 +341,7 @@ def create_app(settings: Settings) -> Guard:
         lifespan=lifespan,
     )
     bearer = Security(HTTPBearer(auto_error=False, description="ecc remote token"))
+    api.router.dependencies.append(Depends(_reject_unknown_query))
 
     @api.exception_handler(ApiError)
     async def _api_error(_: Request, exc: ApiError) -> JSONResponse:
@@ -561,6 +562,17 @@ def create_app(settings: Settings) -> Guard:
         return schemas.SessionOut.of(final)
 
     return Guard(api, settings)
+
+
+def _reject_unknown_query(request: Request) -> None:
+    """Refuse query parameters the route does not declare (a typo must not pass silently)."""
+    route = request.scope.get("route")
+    if route is None or not request.query_params:
+        return
+    known = {param.alias for param in route.dependant.query_params}
+    unknown = sorted(set(request.query_params.keys()) - known)
+    if unknown:
+        raise ApiError(422, "invalid", f"unknown query parameter(s): {', '.join(unknown)}")
 
 
 def _find(store: Store, ref: str) -> Any:

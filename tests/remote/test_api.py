@@ -202,6 +202,9 @@ def test_query_parameters_are_validated(shared_server: Server) -> None:
     _error(shared_server.call("GET", "/v1/sessions?limit=0"), 422, "invalid")
     _error(shared_server.call("GET", "/v1/sessions?state=exploded"), 422, "invalid")
     _error(shared_server.call("GET", "/v1/sessions?all=maybe"), 422, "invalid")
+    typo = _error(shared_server.call("GET", "/v1/sessions?limt=5"), 422, "invalid")
+    assert "limt" in typo["message"]
+    assert shared_server.call("GET", "/v1/sessions?limit=5&all=true").status == 200
 
 
 def test_list_get_output_of_a_finished_session(shared_server: Server) -> None:
