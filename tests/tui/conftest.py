@@ -16,7 +16,7 @@ from ecc.sessions import manager
 from ecc.sessions.models import Session
 from ecc.sessions.store import Store, open_store
 
-WAIT_SECS = 30.0
+WAIT_SECS = 60.0  # a bound for a loaded machine, never an assertion on time
 
 
 class Sessions:
@@ -92,7 +92,8 @@ async def wait_for(pilot: Any, condition: Callable[[], Any], what: str) -> Any:
         if value:
             return value
         await pilot.pause(0.05)
-    raise AssertionError(f"the dashboard never showed: {what}")
+    messages = getattr(pilot.app, "messages", [])
+    raise AssertionError(f"the dashboard never showed: {what} (its messages: {messages})")
 
 
 def drive(app: Any, scenario: Callable[[Any], Awaitable[None]], size=(140, 40)) -> None:
