@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import time
 from pathlib import Path
@@ -12,7 +13,7 @@ from ecc.sessions import manager, procs
 from ecc.sessions.models import Session
 from ecc.sessions.store import Store
 from tests.conftest import git, run_ecc
-from tests.distributed.conftest import Pool, wait_ready
+from tests.distributed.conftest import Pool, wait_ready, write_client_config
 from tests.sessions.conftest import wait_state, wait_until
 
 
@@ -79,11 +80,8 @@ def test_stop_mid_session_kills_the_whole_process_group(store: Store, tmp_path: 
 def test_worker_killed_mid_session_fails_by_lease_and_never_runs_twice(
     pool: Pool, store: Store, tmp_path: Path
 ) -> None:
-    from tests.distributed.conftest import write_client_config
-
     lone = pool.worker("w3").start(queue="ecc.lonely", concurrency=1)
     wait_ready(pool, [lone])
-    write_client_config(pool, executors={"celery": {**pool.config["executors"]["celery"]}})
     config_queue = {"broker_url_file": str(pool.broker_file), "queue": "ecc.lonely"}
     write_client_config(pool, executors={"celery": config_queue})
     pids = tmp_path / "pids"
@@ -170,3 +168,23 @@ def test_branch_pushed_to_the_remote_and_diff_visible_here(store: Store, tmp_pat
     assert diff.returncode == 0, diff.stderr
     assert "+feature" in diff.stdout and "+left over" in diff.stdout
     assert git(checkout, "rev-parse", "--abbrev-ref", "HEAD").strip() == "main"
+
+
+def test_broker_credentials_never_on_a_command_line(pool: Pool, tmp_path: Path) -> None:
+    seen = 0
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            if os.getpgid(int(entry.name)) not in {w.proc.pid for w in pool.workers if w.proc}:
+                continue
+            cmdline = (entry / "cmdline").read_bytes().decode(errors="replace")
+        except (OSError, ProcessLookupError):
+            continue
+        seen += 1
+        assert "redis://" not in cmdline and "worker" in cmdline
+    assert seen >= 2 * 3  # two workers, each a main process and two pool processes
+    write_client_config(pool, executors={})
+    result = run_ecc("worker", "--name", "w9")
+    assert result.returncode == 1
+    assert "the celery executor needs a broker" in result.stderr
