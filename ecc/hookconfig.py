@@ -314,6 +314,7 @@ def edit_mcp_toml(
                 server[key] = inline
             else:
                 server[key] = value
+        server.add(tomlkit.nl())  # a blank line before whatever table follows
         if servers is None:
             servers = tomlkit.table(is_super_table=True)
             document[table] = servers
