@@ -327,6 +327,14 @@ def create_app(settings: Settings) -> Guard:
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        import anyio.to_thread
+
+        from ecc import harnesses
+
+        try:  # load the plugins once, before worker threads race to do it
+            await anyio.to_thread.run_sync(harnesses.available, settings.config)
+        except EccError as exc:
+            log.warning("harness plugins: %s", exc.message)
         yield
         pool.close()
 
