@@ -100,9 +100,9 @@ def server_tokens(token_file: Path | None) -> tuple[list[str], str]:
     sessions started by the server never inherit it), then ``$ECC_REMOTE_TOKEN_FILE``, then the
     default file made by ``ecc remote token``.
     """
+    from_env = os.environ.pop(TOKEN_ENV, None)  # always: sessions must never inherit it
     if token_file is not None:
         return read_token_file(token_file, many=True), str(token_file)
-    from_env = os.environ.pop(TOKEN_ENV, None)
     if from_env is not None:
         return [_check_token(from_env.strip(), f"${TOKEN_ENV}")], f"${TOKEN_ENV}"
     env_file = os.environ.get(TOKEN_FILE_ENV)

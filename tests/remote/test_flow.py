@@ -117,3 +117,20 @@ def test_several_tokens_in_one_file_are_all_accepted(start_server, tmp_path: Pat
     for token in tokens:
         assert server.call("GET", "/v1/sessions", token=token).status == 200
     assert server.call("GET", "/v1/sessions", token="# two clients").status == 401
+
+
+def test_env_token_is_dropped_even_when_a_token_file_wins(start_server, tmp_path: Path) -> None:
+    path = tmp_path / "file-token"
+    path.write_text("file-token-" + "f" * 30 + "\n")
+    path.chmod(0o600)
+    env_token = "env-token-" + os.urandom(12).hex()
+    server = start_server(
+        token_file=path,
+        extra_args=["--token-file", str(path)],
+        extra_env={"ECC_REMOTE_TOKEN": env_token},
+    )
+    assert server.call("GET", "/v1/sessions", token=env_token).status == 401
+    created = server.create('echo "token=${ECC_REMOTE_TOKEN:-absent}"')
+    final = server.wait_state(created["id"], {"completed", "failed"})
+    page = server.call("GET", f"/v1/sessions/{final['id']}/output").body
+    assert [line["line"] for line in page["lines"]] == ["token=absent"]
