@@ -182,7 +182,11 @@ def stop(
     store.request_stop(session.id, grace)
     executor = get_executor(session.executor, config)
     not_started = session.state in (State.PENDING, State.QUEUED) and session.harness_pid is None
-    if not_started and not procs.alive(session.runner_pid, session.runner_token):
+    if executor.is_local(session):
+        unclaimed = not procs.alive(session.runner_pid, session.runner_token)
+    else:  # a worker elsewhere; the flag set above makes its claim refuse from now on
+        unclaimed = session.runner_pid is None
+    if not_started and unclaimed:
         store.transition(session.id, State.STOPPED, "stopped before it started")
         return _reload(store, session.id)
     if executor.interrupt(session) or not executor.is_local(session):
@@ -215,15 +219,19 @@ def resume(store: Store, session: Session, config: Config) -> Session:
         raise EccError(f"session {session.id} completed; start a new session instead")
     if session.state in ACTIVE:
         raise EccError(f"session {session.id} is {session.state.value}; stop it before resuming")
-    if (
+    if getattr(get_executor(session.executor, config), "remote", False):
+        pass  # a worker recreates the worktree from the pushed branch (or the base commit)
+    elif (
         session.harness_pgid
         and procs.group_alive(session.harness_pgid)
         and procs.alive(session.harness_pid, session.harness_token)
     ):
         raise EccError(f"session {session.id} still has a live harness process; stop it first")
-    if not session.use_worktree and not Path(session.working_dir).is_dir():
+    elif not session.use_worktree and not Path(session.working_dir).is_dir():
         raise EccError(f"working directory {session.working_dir} no longer exists")
-    if session.use_worktree and session.worktree_path and not Path(session.worktree_path).is_dir():
+    elif (
+        session.use_worktree and session.worktree_path and not Path(session.worktree_path).is_dir()
+    ):
         from ecc import worktrees
 
         repo = Path(session.repo_root or session.project_dir)
@@ -247,7 +255,7 @@ def resume(store: Store, session: Session, config: Config) -> Session:
         ended_at=None,
     )
     resumed = _reload(store, session.id)
-    submit(store, resumed)
+    submit(store, resumed, config)
     return resumed
 
 

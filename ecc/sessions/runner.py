@@ -564,6 +564,13 @@ class Runner:
         session = self.store.get_session(self.session_id)
         assert session is not None
         working = self._prepare_dir(session)
+        fresh = self.store.get_session(self.session_id)
+        waiting = (State.PENDING, State.QUEUED)
+        if fresh is not None and fresh.stop_requested and fresh.state in waiting:
+            self.store.transition(
+                session.id, State.STOPPED, "stopped before it started", expect=[fresh.state]
+            )
+            return 0
         argv, env = self._build(session, working)
         self.store.add_event(
             session.id,
@@ -601,19 +608,22 @@ class Runner:
     def _supervise(self, session: Session, proc: subprocess.Popen[bytes], writer: Writer) -> int:
         pgid = proc.pid
         token = procs.token(proc.pid)
-        started = writer.call(
-            lambda db: db.transition(
-                session.id,
-                State.RUNNING,
-                f"harness started (pid {proc.pid})",
-                expect=[State.PENDING, State.QUEUED],
-                harness_pid=proc.pid,
-                harness_pgid=pgid,
-                harness_token=token,
-                exit_code=None,
-                exit_signal=None,
+        try:
+            started = writer.call(
+                lambda db: db.transition(
+                    session.id,
+                    State.RUNNING,
+                    f"harness started (pid {proc.pid})",
+                    expect=[State.PENDING, State.QUEUED],
+                    harness_pid=proc.pid,
+                    harness_pgid=pgid,
+                    harness_token=token,
+                    exit_code=None,
+                    exit_signal=None,
+                )
             )
-        )
+        except InvalidTransition:  # stopped (or failed by the lease) while we were starting
+            started = None
         if started is None or started.state != State.RUNNING:
             procs.terminate_group(pgid, 0)
             return 1
