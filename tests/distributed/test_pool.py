@@ -188,3 +188,22 @@ def test_broker_credentials_never_on_a_command_line(pool: Pool, tmp_path: Path) 
     result = run_ecc("worker", "--name", "w9")
     assert result.returncode == 1
     assert "the celery executor needs a broker" in result.stderr
+
+
+def test_stop_before_any_worker_claims_it(pool: Pool, store: Store, tmp_path: Path) -> None:
+    write_client_config(
+        pool, executors={"celery": {"broker_url_file": str(pool.broker_file), "queue": "ecc.none"}}
+    )
+    session = submit(store, "echo should never run", tmp_path)  # no worker consumes ecc.none
+    result = run_ecc("stop", session.id, "--json")
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["reason"] == "stopped before it started"
+    app = pool.celery_app()  # the message reaches a worker after all: refused, recorded
+    try:
+        app.send_task("ecc.run_session", args=[session.id], task_id=session.id)
+    finally:
+        app.close()
+    wait_until(lambda: "duplicate_refused" in kinds(store, session.id), 20, "the refusal")
+    final = store.get_session(session.id)
+    assert final is not None and final.state.value == "stopped" and final.attempts == 0
+    assert store.count_output(session.id) == 0
