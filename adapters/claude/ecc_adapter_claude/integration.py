@@ -81,7 +81,7 @@ def ecc_install_integration(harness: str, request: IntegrationRequest) -> Integr
             "args": argv[1:],
             "env": {"ECC_MEMORY_HARNESS": NAME},
         }
-        return edit_mcp_json(
+        result = edit_mcp_json(
             mcp_file(request),
             "Claude Code MCP config",
             "mcpServers",
@@ -89,6 +89,12 @@ def ecc_install_integration(harness: str, request: IntegrationRequest) -> Integr
             request.action,
             request.dry_run,
         )
+        if request.scope == "project" and request.action == "install" and result.changed_files:
+            result.message += (
+                "\nClaude Code asks you to approve a project's .mcp.json servers when it starts"
+                ' (or list "ecc-memory" in enabledMcpjsonServers of .claude/settings.local.json).'
+            )
+        return result
     if request.kind == "skills":
         from ecc.skills import sync_skills
 

@@ -72,6 +72,16 @@ def skills_dir(request: IntegrationRequest) -> Path:
     return request.project_dir / ".codex" / "skills"
 
 
+def _trust_note(request: IntegrationRequest, result: IntegrationResult) -> IntegrationResult:
+    if request.scope == "project" and request.action == "install" and result.changed_files:
+        result.message += (
+            f"\nCodex reads {request.project_dir / '.codex'} only in a trusted project (trust it"
+            f' when codex asks, or set [projects."{request.project_dir}"] trust_level = "trusted"'
+            " in ~/.codex/config.toml)."
+        )
+    return result
+
+
 @hookimpl
 def ecc_install_integration(harness: str, request: IntegrationRequest) -> IntegrationResult | None:
     if harness != NAME:
@@ -81,18 +91,21 @@ def ecc_install_integration(harness: str, request: IntegrationRequest) -> Integr
 
         argv = mcp_argv(request.options)
         entry = {"command": argv[0], "args": argv[1:], "env": {"ECC_MEMORY_HARNESS": NAME}}
-        return edit_mcp_toml(
-            config_file(request),
-            "Codex config file",
-            "mcp_servers",
-            entry,
-            request.action,
-            request.dry_run,
+        return _trust_note(
+            request,
+            edit_mcp_toml(
+                config_file(request),
+                "Codex config file",
+                "mcp_servers",
+                entry,
+                request.action,
+                request.dry_run,
+            ),
         )
     if request.kind == "skills":
         from ecc.skills import sync_skills
 
-        return sync_skills(NAME, skills_dir(request), request)
+        return _trust_note(request, sync_skills(NAME, skills_dir(request), request))
     if request.kind != "hooks":
         return None
     from ecc.hookconfig import edit_hooks_file, hook_command

@@ -69,7 +69,7 @@ def ecc_install_integration(harness: str, request: IntegrationRequest) -> Integr
 
         argv = mcp_argv(request.options)
         entry = {"command": argv[0], "args": argv[1:], "env": {"ECC_MEMORY_HARNESS": NAME}}
-        return edit_mcp_json(
+        result = edit_mcp_json(
             settings_file(request),
             "Gemini CLI settings file",
             "mcpServers",
@@ -77,10 +77,19 @@ def ecc_install_integration(harness: str, request: IntegrationRequest) -> Integr
             request.action,
             request.dry_run,
         )
+        result.message += (
+            "\nGemini CLI starts MCP servers only in a trusted folder (it asks on first start)."
+            if request.action == "install" and result.changed_files
+            else ""
+        )
+        return result
     if request.kind == "skills":
         from ecc.skills import sync_skills
 
-        return sync_skills(NAME, skills_dir(request), request)
+        result = sync_skills(NAME, skills_dir(request), request)
+        if request.scope == "project" and request.action == "install" and result.changed_files:
+            result.message += "\nGemini CLI loads a project's skills only in a trusted folder."
+        return result
     if request.kind != "hooks":
         return None
     from ecc.hookconfig import edit_hooks_file, hook_command
