@@ -201,30 +201,9 @@ class Config(_Strict):
 
     def profile(self, name: str) -> AgentProfile:
         """The profile ``name`` with its ``inherits`` chain applied (lists union, prompts join)."""
-        chain: list[str] = []
-        current: str | None = name
-        while current is not None:
-            if current in chain:
-                raise ConfigError(
-                    "agent profile inheritance cycle: " + " -> ".join([*chain, current])
-                )
-            if current not in self.agent_profiles:
-                raise ConfigError(f"Unknown agent profile: {current}")
-            chain.append(current)
-            current = self.agent_profiles[current].inherits
-        merged: dict[str, Any] = {}
-        for link in reversed(chain):
-            for key, value in self.agent_profiles[link].model_dump(exclude={"inherits"}).items():
-                if isinstance(value, list):
-                    seen = merged.setdefault(key, [])
-                    seen.extend(item for item in value if item not in seen)
-                elif value is None:
-                    continue
-                elif key == "append_system_prompt" and merged.get(key):
-                    merged[key] = f"{merged[key]}\n\n{value}"
-                else:
-                    merged[key] = value
-        return AgentProfile(**merged)
+        from ecc.profiles import resolve_profile
+
+        return AgentProfile(**resolve_profile(self.agent_profiles, name))
 
 
 # --------------------------------------------------------------------------------------------

@@ -3,13 +3,19 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ecc.errors import EccError
 
 if TYPE_CHECKING:
     from ecc.config import Config
     from ecc.types import HarnessInfo
+
+
+def _config() -> Any:
+    from ecc import fastconfig
+
+    return fastconfig.view()
 
 
 def _flatten(results: list[object]) -> list[HarnessInfo]:
@@ -26,10 +32,9 @@ def _flatten(results: list[object]) -> list[HarnessInfo]:
 
 def available(config: Config | None = None) -> dict[str, HarnessInfo]:
     """Every declared harness by canonical name; a later plugin does not replace an earlier one."""
-    from ecc.config import get_config
     from ecc.plugins import get_plugin_manager
 
-    config = config or get_config()
+    config = config if config is not None else _config()
     infos = _flatten(get_plugin_manager(config).hook.ecc_harnesses(config=config))
     table: dict[str, HarnessInfo] = {}
     # pluggy calls the most recently registered first; keep the first registered of a name
@@ -60,10 +65,9 @@ def resolve(name: str, config: Config | None = None) -> HarnessInfo:
 
 def detect(project_dir: Path, config: Config | None = None) -> list[str]:
     """Harness names whose markers ``project_dir`` has, in a stable order."""
-    from ecc.config import get_config
     from ecc.plugins import get_plugin_manager
 
-    config = config or get_config()
+    config = config if config is not None else _config()
     results = get_plugin_manager(config).hook.ecc_detect_harness(
         project_dir=project_dir, config=config
     )

@@ -59,11 +59,11 @@ def _create_and_submit(
     cwd: Path | None,
     executor: str | None = None,
 ) -> Any:
-    from ecc.config import get_config
+    from ecc import fastconfig
     from ecc.sessions import manager
     from ecc.sessions.store import open_store
 
-    config = get_config()
+    config = fastconfig.view()  # validated, cached: ``ecc run -d`` imports no pydantic
     store = open_store(config=config)
     request = manager.Request(
         task=task,

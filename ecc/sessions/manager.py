@@ -6,6 +6,7 @@ by id, prefix or ``latest``. Every state change goes through ``Store.transition`
 
 from __future__ import annotations
 
+import json
 import secrets
 import time
 from dataclasses import dataclass
@@ -71,6 +72,7 @@ class Request:
 def create(store: Store, request: Request, config: Config) -> Session:
     """Validate ``request`` and insert a pending session; nothing is started yet."""
     from ecc import harnesses
+    from ecc.profiles import resolve_profile
 
     task = request.task.strip()
     if not task:
@@ -80,8 +82,8 @@ def create(store: Store, request: Request, config: Config) -> Session:
         raise EccError(f"directory {cwd} does not exist")
     cwd = cwd.resolve()
     profile_name = request.profile or config.default_profile
-    profile = config.profile(profile_name) if profile_name else None
-    wanted = request.harness or (profile.harness if profile else None) or config.default_harness
+    profile = resolve_profile(config.agent_profiles, profile_name) if profile_name else None
+    wanted = request.harness or (profile or {}).get("harness") or config.default_harness
     if not wanted:
         detected = harnesses.detect(cwd, config)
         if not detected:
@@ -97,7 +99,7 @@ def create(store: Store, request: Request, config: Config) -> Session:
     fields: dict[str, Any] = {
         "name": request.name.strip(),
         "profile_name": profile_name,
-        "profile_json": profile.model_dump_json(exclude_none=True) if profile else None,
+        "profile_json": json.dumps(profile, separators=(",", ":")) if profile else None,
         "executor": request.executor or config.executor,
         "project_dir": str(cwd),
         "working_dir": str(cwd),
