@@ -120,7 +120,18 @@ def ecc_install_integration(harness: str, request: IntegrationRequest) -> Integr
     """Install or remove ecc's hooks, MCP server or skills in the harness's own configuration.
 
     ``request.kind`` is ``hooks``, ``mcp`` or ``skills``; ``request.action`` is ``install`` or
-    ``uninstall``. Must be idempotent, keep every other setting and honour ``request.dry_run``.
+    ``uninstall``. Must be idempotent, keep every other setting and honour ``request.dry_run``
+    (return the diff, write nothing). The adapter alone decides where each lands:
+
+    * ``hooks``: ``request.options["command"]`` is how to run ecc (``… hook --harness NAME``).
+    * ``mcp``: register the server ``ecc-memory`` whose argv is ``request.options["mcp_command"]``
+      with ``ECC_MEMORY_HARNESS`` set to your harness (:mod:`ecc.hookconfig` edits JSON and TOML).
+    * ``skills``: pick the harness's skills directory for ``request.scope`` and call
+      :func:`ecc.skills.sync_skills` (``request.options["source"]`` is the validated folder).
+
+    Set ``IntegrationResult.location`` to the file or directory used (the matrix and
+    ``--json`` show it). Raise :class:`ecc.errors.EccError` for a file you cannot edit safely,
+    leaving it untouched.
     """
 
 
