@@ -88,8 +88,11 @@ def test_new_session_dialog_starts_a_real_session(sessions, tmp_path: Path):
         await pilot.click("#create")  # an empty task is refused in place
         error = screen.query_one("#new-error", Static).render()
         assert "must not be empty" in str(error)
-        screen.query_one("#task", Input).value = "echo hello-from-dialog; pwd"
-        await pilot.click("#create")
+        task = screen.query_one("#task", Input)
+        task.value = "echo hello-from-dialog; pwd"
+        task.focus()
+        await pilot.press("enter")  # Enter in a field creates, like the button
+        await wait_for(pilot, lambda: not isinstance(app.screen, NewSessionScreen), "no dialog")
         await wait_for(pilot, lambda: len(app.watcher.sessions) == 1, "the new session")
         (created,) = app.watcher.sessions.values()
         assert created.harness == "shell" and not created.use_worktree
