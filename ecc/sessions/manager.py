@@ -216,9 +216,11 @@ def stop(
 
 
 def resume(store: Store, session: Session, config: Config) -> Session:
-    """Run a failed or stopped session again in the same worktree (adapter resume command)."""
-    if session.state == State.COMPLETED:
-        raise EccError(f"session {session.id} completed; start a new session instead")
+    """Continue a finished session in the same worktree through the adapter's resume command.
+
+    A completed session continues its conversation where the harness can (``claude --resume``,
+    ``codex exec resume`` with the captured harness session id); ``shell`` runs its task again.
+    """
     if session.state in ACTIVE:
         raise EccError(f"session {session.id} is {session.state.value}; stop it before resuming")
     if getattr(get_executor(session.executor, config), "remote", False):
@@ -245,7 +247,7 @@ def resume(store: Store, session: Session, config: Config) -> Session:
         session.id,
         State.PENDING,
         "resumed on request",
-        expect=[State.FAILED, State.STOPPED],
+        expect=[State.FAILED, State.STOPPED, State.COMPLETED],
         run_kind="resume",
         stop_requested=0,
         stop_grace=None,

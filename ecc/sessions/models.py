@@ -36,7 +36,7 @@ TRANSITIONS: dict[State, frozenset[State]] = {
     State.QUEUED: frozenset({State.PENDING, State.RUNNING, State.FAILED, State.STOPPED}),
     State.RUNNING: frozenset({State.COMPLETED, State.FAILED, State.STOPPED, State.STALE}),
     State.STALE: frozenset({State.RUNNING, State.COMPLETED, State.FAILED, State.STOPPED}),
-    State.COMPLETED: frozenset(),
+    State.COMPLETED: frozenset({State.PENDING}),  # only by an explicit resume
     State.FAILED: frozenset({State.PENDING}),
     State.STOPPED: frozenset({State.PENDING}),
 }

@@ -15,6 +15,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -100,29 +101,28 @@ def test_run_and_resume_through_ecc(
     harness_sid = session["harness_session_id"]
     assert harness_sid
 
-    # Resume continues the same conversation with the harness's own session id. `ecc resume`
-    # refuses a completed session (sessions' state machine), so the resume command that ecc's
-    # adapter builds for the recorded id is taken from `ecc harness command --resume` and run
-    # in the session's worktree, as the runner runs a command.
+    # `ecc resume` continues the same conversation through the adapter's resume command with
+    # the harness's own session id (the command it builds is shown by `ecc harness command`).
     shown = ecc(
         env, worktree, "harness", "command", "--profile", "e2e", "--resume", harness_sid,
         "--json", harness, "--", "-continue",
     )  # fmt: skip
     assert shown.returncode == 0, shown.stderr
-    command = json.loads(shown.stdout)
-    assert any(harness_sid in arg for arg in command["argv"])
+    assert any(harness_sid in arg for arg in json.loads(shown.stdout)["argv"])
     before = len(stub.model_requests())
-    again = subprocess.run(
-        command["argv"],
-        cwd=worktree,
-        env={**env, **command["env"]},
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=TIMEOUT,
-    )
-    assert again.returncode == 0, again.stdout[-2000:] + again.stderr[-2000:]
-    assert stub_server.FINAL_TEXT in again.stdout
+    resumed = ecc(env, git_repo, "resume", sid)
+    assert resumed.returncode == 0, resumed.stdout[-2000:] + resumed.stderr[-2000:]
+    deadline = time.monotonic() + TIMEOUT
+    while True:
+        status = json.loads(ecc(env, git_repo, "status", sid, "--json").stdout)
+        if status["state"] in ("completed", "failed", "stopped") and status["run_kind"] == "resume":
+            break
+        assert time.monotonic() < deadline, f"resume of {sid} did not finish: {status}"
+        time.sleep(0.2)
+    assert status["state"] == "completed", ecc(env, git_repo, "logs", sid).stdout[-2000:]
+    assert status["harness_session_id"] == harness_sid
+    logs = ecc(env, git_repo, "logs", sid, "--stream", "stdout")
+    assert logs.stdout.count(stub_server.FINAL_TEXT) >= 2
     new = stub.model_requests()[before:]
     assert new, "the resumed run never reached the stub"
     # The earlier turns (the first run's final answer) travel with the resumed request...

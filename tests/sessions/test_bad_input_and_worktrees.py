@@ -67,10 +67,14 @@ def test_unknown_session_and_ambiguous_prefix(store: Store) -> None:
 
 def test_bad_state_filter_and_resume_of_completed(tmp_path: Path, store: Store) -> None:
     assert run_ecc("sessions", "--state", "bogus").returncode == 1
-    sid = start("true", tmp_path, "--no-worktree")
+    sid = start("echo run >> runs.txt", tmp_path, "--no-worktree")
     wait_state(store, sid, "completed")
-    result = run_ecc("resume", sid)
-    assert result.returncode == 1 and "completed" in result.stderr
+    result = run_ecc("resume", sid)  # a completed session continues (shell: runs again)
+    assert result.returncode == 0, result.stderr
+    wait_state(store, sid, "completed")
+    assert (tmp_path / "runs.txt").read_text() == "run\nrun\n"
+    reasons = [e["reason"] for e in store.list_events(sid)]
+    assert "resumed on request" in reasons
     listed = json.loads(run_ecc("sessions", "--state", "completed", "--json").stdout)
     assert [s["id"] for s in listed] == [sid]
     assert json.loads(run_ecc("sessions", "--json").stdout) == []  # active only by default
