@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-import click
-
 from ecc.hookspecs import hookimpl
 
 if TYPE_CHECKING:
+    import click
+
     from ecc.sessions.models import Session
 
 
