@@ -24,12 +24,14 @@ def step(text: str) -> None:
     print(f"\n=== {text}")
 
 
-def show(args: list[str], cwd: Path, check: bool = True) -> subprocess.CompletedProcess[str]:
+def show(
+    args: list[str], cwd: Path, check: bool = True, stdin: str | None = None
+) -> subprocess.CompletedProcess[str]:
     import shlex
 
     printable = shlex.join(["ecc", *args[len(ECC) :]] if args[: len(ECC)] == ECC else args)
     print(f"$ {printable}")
-    result = subprocess.run(args, cwd=cwd, capture_output=True, text=True)
+    result = subprocess.run(args, cwd=cwd, capture_output=True, text=True, input=stdin)
     for line in (result.stdout + result.stderr).rstrip().splitlines():
         print(f"  {line}")
     if check and result.returncode != 0:
@@ -125,6 +127,16 @@ def main() -> int:
 
         step("Prune the merged worktrees (branches go only because they are merged)")
         show([*ECC, "worktree", "prune", "--merged"], repo)
+
+        step("Memory: one agent hands off to another through the project vault")
+        note = "Both sessions merged cleanly. Next: add tests for hello()."
+        show(
+            [*ECC, "memory", "handoff", "--from", "claude", "--target", "codex",
+             "--title", "Demo handoff: merged hello and notes", "--stdin"],
+            repo, stdin=note,
+        )  # fmt: skip
+        show([*ECC, "memory", "search", "merged hello", "--target-harness", "codex"], repo)
+        show([*ECC, "memory", "doctor"], repo)
         print("\nDemo finished: every step above ran real git and real processes.")
         return 0
     finally:
