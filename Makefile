@@ -48,7 +48,7 @@ e2e: install
 	@echo "e2e: drives the real claude, codex, gemini and opencode CLIs (see docs/adapters.md)."
 	@start=$$(date +%s); \
 	bash tests/e2e/install_clis.sh >/dev/null && \
-	ECC_E2E_REQUIRED=1 $(BIN)/python -m pytest -q -m e2e tests/e2e; status=$$?; \
+	ECC_E2E_REQUIRED=1 $(BIN)/python -m pytest -q -m e2e; status=$$?; \
 	echo "e2e wall time: $$(( $$(date +%s) - start )) s"; exit $$status
 
 bench: install
