@@ -13,7 +13,7 @@ from pathlib import Path
 
 import click
 
-from ecc.cli.output import emit_json, json_option, say
+from ecc.cli.output import json_option
 
 
 @click.group("hooks")
@@ -52,46 +52,12 @@ def ecc_command() -> str:
 
 
 def _apply(action: str, harness: str, scope: str, dry_run: bool, as_json: bool) -> None:
-    from ecc import paths
-    from ecc.config import get_config
-    from ecc.errors import EccError
-    from ecc.harnesses import canonical_name
-    from ecc.plugins import get_plugin_manager
-    from ecc.types import IntegrationRequest
+    from ecc.cli.integration import apply_integration
 
-    config = get_config()
-    name = canonical_name(harness, config)
-    project = paths.find_project_root() or Path.cwd()
-    request = IntegrationRequest(
-        kind="hooks",
-        action=action,
-        scope=scope,
-        project_dir=project,
-        dry_run=dry_run,
-        options={"command": ecc_command()},
-    )
-    result = get_plugin_manager(config).hook.ecc_install_integration(harness=name, request=request)
-    if result is None:
-        raise EccError(f"no installed adapter can {action} hooks for harness {harness!r}")
-    if as_json:
-        emit_json(
-            {
-                "harness": name,
-                "action": action,
-                "scope": scope,
-                "dry_run": dry_run,
-                "changed_files": [str(path) for path in result.changed_files],
-                "diff": result.diff,
-                "message": result.message,
-            }
-        )
-        return
-    if dry_run:
-        if result.diff:
-            click.echo(result.diff, nl=False)
-        say(f"(dry run) {len(result.changed_files)} file(s) would change")
-        return
-    say(result.message)
+    apply_integration(
+        "hooks", action, harness, scope, dry_run, as_json,
+        options={"command": ecc_command()}, what="hooks",
+    )  # fmt: skip
 
 
 @hooks_group.command("install")

@@ -7,11 +7,9 @@ knows the file, its format and the entry's shape, and sets ``ECC_MEMORY_HARNESS`
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import click
 
-from ecc.cli.output import emit_json, json_option, say
+from ecc.cli.output import json_option
 
 
 @click.group("mcp")
@@ -45,48 +43,18 @@ def _options(function):  # type: ignore[no-untyped-def]
 
 
 def _apply(action: str, harness: str, scope: str, dry_run: bool, as_json: bool) -> None:
-    from ecc import paths
-    from ecc.config import get_config
-    from ecc.errors import EccError
-    from ecc.harnesses import canonical_name
-    from ecc.plugins import get_plugin_manager
-    from ecc.types import IntegrationRequest
+    from ecc.cli.integration import apply_integration
 
-    config = get_config()
-    name = canonical_name(harness, config)
-    request = IntegrationRequest(
-        kind="mcp",
-        action=action,
-        scope=scope,
-        project_dir=paths.find_project_root() or Path.cwd(),
-        dry_run=dry_run,
-        options={"mcp_command": mcp_command()},
-    )
-    result = get_plugin_manager(config).hook.ecc_install_integration(harness=name, request=request)
-    if result is None:
-        raise EccError(f"no installed adapter can {action} an MCP server for harness {name!r}")
-    if as_json:
-        emit_json(
-            {
-                "harness": name,
-                "action": action,
-                "scope": scope,
-                "dry_run": dry_run,
-                "server": "ecc-memory",
-                "command": request.options["mcp_command"],
-                "location": str(result.location) if result.location else None,
-                "changed_files": [str(path) for path in result.changed_files],
-                "diff": result.diff,
-                "message": result.message,
-            }
-        )
-        return
-    if dry_run:
-        if result.diff:
-            click.echo(result.diff, nl=False)
-        say(f"(dry run) {len(result.changed_files)} file(s) would change")
-        return
-    say(result.message)
+    command = mcp_command()
+    apply_integration(
+        "mcp", action, harness, scope, dry_run, as_json,
+        options={"mcp_command": command}, what="an MCP server",
+        extra_json=lambda result: {
+            "server": "ecc-memory",
+            "command": command,
+            "location": str(result.location) if result.location else None,
+        },
+    )  # fmt: skip
 
 
 @mcp_group.command("install")
