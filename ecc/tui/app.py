@@ -17,6 +17,7 @@ from textual import events, on
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical, VerticalScroll
+from textual.css.query import NoMatches
 from textual.widgets import (
     DataTable,
     Footer,
@@ -177,6 +178,10 @@ class DashboardApp(App[None]):
             self.refresh_now()
         except EccError as exc:  # a locked or vanished store must not kill the screen
             self.report(f"store: {exc.message}", error=True)
+        except NoMatches:
+            # The main screen's widgets exist from mount until the app closes; a tick that
+            # fires while they are being torn down has nothing left to refresh.
+            pass
 
     def refresh_now(self, force: bool = False) -> None:
         """Read what changed in the store and update what shows it."""
