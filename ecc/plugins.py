@@ -98,7 +98,7 @@ def _selected_by_config(group: str, name: str, config: Config | None) -> bool:
     return True
 
 
-def _import_object(value: str) -> Any:
+def import_object(value: str) -> Any:
     """Load an entry point's ``module:attr.path`` (extras in brackets are ignored)."""
     import importlib
 
@@ -187,7 +187,7 @@ class PluginSet:
                     if not load_all:
                         continue
                 try:
-                    plugin = _import_object(value)
+                    plugin = import_object(value)
                 except Exception as exc:  # any import-time failure of a third-party module
                     record.error = f"{type(exc).__name__}: {exc}"
                     warn(

@@ -7,7 +7,6 @@ is the on-disk vault. Backends are obtained through the ``ecc_memory_backend`` h
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -118,43 +117,12 @@ def _cheap_hook(name: str, settings: dict[str, Any]) -> Any:
 
 
 def _entry_point_module(name: str) -> Any:
-    """Import the module of entry point ``ecc.memory_backends:name`` (looked up via a cache)."""
-    import importlib
-    import json
-    import sys
+    """Import the object of entry point ``ecc.memory_backends:name``, or None if none exists.
 
-    from ecc import paths
+    The entry-point list comes from ``ecc.plugins.discover()`` (cached, keyed by the installed
+    distributions), so a warm search imports neither stevedore nor ``importlib.metadata``.
+    """
+    from ecc import plugins
 
-    key = json.dumps([sys.executable, sys.path, [_mtime(p) for p in sys.path]])
-    cache = paths.cache_dir() / "memory-backends.json"
-    value = None
-    try:
-        cached = json.loads(cache.read_text("utf-8"))
-        if cached.get("key") == key:
-            value = cached["entry_points"].get(name)
-    except (OSError, ValueError, AttributeError, KeyError):
-        cached = None
-    if value is None:
-        from importlib.metadata import entry_points
-
-        found = {ep.name: ep.value for ep in entry_points(group="ecc.memory_backends")}
-        value = found.get(name)
-        try:
-            cache.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-            temp = cache.with_name(f".{cache.name}.{os.getpid()}.tmp")
-            temp.write_text(json.dumps({"key": key, "entry_points": found}), "utf-8")
-            os.replace(temp, cache)
-        except OSError:
-            pass
-        if value is None:
-            return None
-    module_name, _, attribute = value.partition(":")
-    module = importlib.import_module(module_name.strip())
-    return getattr(module, attribute.strip()) if attribute else module
-
-
-def _mtime(path: str) -> int:
-    try:
-        return os.stat(path or ".").st_mtime_ns
-    except OSError:
-        return 0
+    value = dict(plugins.discover().get("ecc.memory_backends", [])).get(name)
+    return plugins.import_object(value) if value is not None else None
