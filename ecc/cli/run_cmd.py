@@ -157,23 +157,8 @@ def start_command(
     remote: str | None,
 ) -> None:
     """Start a session on TASK and return at once (the same as ecc run -d)."""
-    if remote:
-        from ecc.remote.client import run_remote
-
-        run_remote(
-            remote,
-            task,
-            harness=harness,
-            profile=profile,
-            use_worktree=use_worktree,
-            name=name,
-            cwd=cwd,
-            detach=True,
-            as_json=as_json,
-        )
-        return
-    _, session, _ = _create_and_submit(task, harness, profile, use_worktree, name, cwd, executor)
-    _print_started(session, as_json)
+    context = click.get_current_context()
+    context.invoke(run_command, detach=True, **context.params)
 
 
 def _print_started(session: Any, as_json: bool) -> None:

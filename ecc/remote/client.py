@@ -327,16 +327,9 @@ def run_remote(
 
 
 def _age(text: str | None) -> str:
-    from ecc.sessions.models import age_seconds
+    from ecc.sessions.models import age_label
 
-    seconds = age_seconds(text)
-    if seconds is None:
-        return "-"
-    if seconds < 120:
-        return f"{seconds:.0f}s ago"
-    if seconds < 7200:
-        return f"{seconds / 60:.0f}m ago"
-    return f"{seconds / 3600:.1f}h ago"
+    return age_label(text)
 
 
 def sessions_remote(remote: str, show_all: bool, states: list[str], as_json: bool) -> None:

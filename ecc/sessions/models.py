@@ -89,6 +89,18 @@ def age_seconds(text: str | None, now: datetime | None = None) -> float | None:
     return ((now or datetime.now(UTC)) - moment).total_seconds()
 
 
+def age_label(text: str | None) -> str:
+    """How long ago ISO time ``text`` was, for people: ``42s ago``, ``5m ago``, ``1.5h ago``."""
+    seconds = age_seconds(text)
+    if seconds is None:
+        return "-"
+    if seconds < 120:
+        return f"{seconds:.0f}s ago"
+    if seconds < 7200:
+        return f"{seconds / 60:.0f}m ago"
+    return f"{seconds / 3600:.1f}h ago"
+
+
 @dataclass
 class Session:
     """One row of ``sessions`` as plain data (what ``ecc status --json`` prints)."""
