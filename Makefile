@@ -9,9 +9,14 @@ ADAPTERS := adapters/claude adapters/codex adapters/opencode adapters/gemini
 PLUGINS  := plugins/ecc-celery
 SOURCES  := pyproject.toml $(wildcard adapters/*/pyproject.toml) $(wildcard plugins/*/pyproject.toml)
 
-.PHONY: install demo test lint format e2e bench clean tui-deps services
+.PHONY: install bytecode demo test lint format e2e bench clean tui-deps services
 
-install: $(STAMP)
+install: $(STAMP) bytecode
+
+# Editable installs leave the project's modules uncompiled, and with PYTHONDONTWRITEBYTECODE set
+# (as on CI) every `ecc` process would recompile them: write the .pyc files a wheel install has.
+bytecode: $(STAMP)
+	@$(BIN)/python -m compileall -q ecc plugins adapters examples >/dev/null
 
 $(STAMP): $(SOURCES)
 	$(PYTHON) -m venv $(VENV)
