@@ -32,10 +32,10 @@ def _flatten(results: list[object]) -> list[HarnessInfo]:
 
 def available(config: Config | None = None) -> dict[str, HarnessInfo]:
     """Every declared harness by canonical name; a later plugin does not replace an earlier one."""
-    from ecc.plugins import get_plugin_manager
+    from ecc.plugins import get_plugins
 
     config = config if config is not None else _config()
-    infos = _flatten(get_plugin_manager(config).hook.ecc_harnesses(config=config))
+    infos = _flatten(get_plugins(config).hook.ecc_harnesses(config=config))
     table: dict[str, HarnessInfo] = {}
     # pluggy calls the most recently registered first; keep the first registered of a name
     # except that config runners (declared by the ``runners`` plugin) override built-in names.
@@ -65,12 +65,10 @@ def resolve(name: str, config: Config | None = None) -> HarnessInfo:
 
 def detect(project_dir: Path, config: Config | None = None) -> list[str]:
     """Harness names whose markers ``project_dir`` has, in a stable order."""
-    from ecc.plugins import get_plugin_manager
+    from ecc.plugins import get_plugins
 
     config = config if config is not None else _config()
-    results = get_plugin_manager(config).hook.ecc_detect_harness(
-        project_dir=project_dir, config=config
-    )
+    results = get_plugins(config).hook.ecc_detect_harness(project_dir=project_dir, config=config)
     names: list[str] = []
     for result in results:
         for name in [result] if isinstance(result, str) else result or []:

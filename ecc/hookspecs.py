@@ -10,6 +10,10 @@ arguments than a spec offers, never others). Plugins are found through five entr
 ``ecc.memory_backends``  storage of ``ecc.memory.v1`` documents
 ``ecc.executors``        where sessions run: this machine (``local``) or a worker pool
 
+A plugin implements only hooks of its own group (the sections below; ``ecc_register_commands``
+belongs to every group): ecc loads a group when one of its hooks is called, so a plugin with a
+hook of another group is refused (``ecc.plugins.HOOK_GROUPS``).
+
 Hooks that pick one owner are ``firstresult``: they receive the harness (or backend) name and
 return ``None`` when it is not theirs. The data types passed in and out live in ``ecc.types``.
 """

@@ -86,10 +86,10 @@ def _entry_point_notifier(name: str) -> Callable[..., Any] | None:
 
 
 def _notifiers(config: Any, only: str | None) -> list[tuple[str, Callable[..., Any]]]:
-    from ecc.plugins import get_plugin_manager
+    from ecc.plugins import get_plugins
 
     found = []
-    for impl in reversed(get_plugin_manager(config).hook.ecc_notify.get_hookimpls()):
+    for impl in reversed(get_plugins(config).hook.ecc_notify.get_hookimpls()):
         name = impl.plugin_name.partition(":")[2] or impl.plugin_name
         found.append((name, impl.function))
     if only is None:

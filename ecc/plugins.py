@@ -7,6 +7,13 @@ imports a plugin module by name.
 A plugin that cannot be imported, or whose hook implementations do not match ``ecc.hookspecs``,
 is left out with a warning on stderr naming it and its entry point; ecc keeps working.
 
+Groups load lazily in the process's :class:`PluginSet`: calling a hook through
+``get_plugins().hook`` first loads the groups of that hook's family (:data:`HOOK_GROUPS`), so
+``ecc run -d`` imports adapters and executors but no notifier, scorer or memory backend. A plugin
+may implement only hooks of its own group's family (else it is refused like one with an unknown
+hook), and loaded plugins are kept registered in discovery order, so every hook answers exactly
+as if every group had been loaded first. ``PluginSet.pm`` (raw access) loads every group.
+
 ``ECC_PLUGINS`` restricts loading to a comma-separated list of plugin (entry-point) names;
 set and empty, it loads none.
 """
@@ -33,6 +40,29 @@ GROUPS: dict[str, str] = {
     "ecc.notifiers": "notifier",
     "ecc.memory_backends": "memory backend",
     "ecc.executors": "executor",
+}
+
+_ADAPTER_HOOKS = (
+    "ecc_harnesses",
+    "ecc_build_command",
+    "ecc_session_env",
+    "ecc_translate_profile",
+    "ecc_resume_command",
+    "ecc_detect_harness",
+    "ecc_parse_output_line",
+    "ecc_install_integration",
+    "ecc_parse_hook_payload",
+    "ecc_hook_response",
+)
+
+# The family of each hook: the entry-point groups whose plugins may implement it.
+HOOK_GROUPS: dict[str, tuple[str, ...]] = {
+    **dict.fromkeys(_ADAPTER_HOOKS, ("ecc.adapters",)),
+    "ecc_score_tool_call": ("ecc.risk_scorers",),
+    "ecc_notify": ("ecc.notifiers",),
+    "ecc_memory_backend": ("ecc.memory_backends",),
+    "ecc_executor": ("ecc.executors",),
+    "ecc_register_commands": tuple(GROUPS),  # any plugin may add commands
 }
 
 
@@ -161,68 +191,152 @@ def discover() -> dict[str, list[tuple[str, str]]]:
     return groups
 
 
-class PluginSet:
-    """The loaded plugins and the one PluginManager that calls them."""
+class _LazyHooks:
+    """``pm.hook`` that loads a hook's family of groups before handing out its caller."""
 
-    def __init__(self, config: Config | None, *, load_all: bool = False) -> None:
-        self.pm = pluggy.PluginManager("ecc")
-        self.pm.add_hookspecs(hookspecs)
-        self.records: list[PluginRecord] = []
-        self._load(config, load_all)
+    __slots__ = ("_set",)
+
+    def __init__(self, plugin_set: PluginSet) -> None:
+        self._set = plugin_set
+
+    def __getattr__(self, name: str) -> Any:
+        self._set.load(HOOK_GROUPS.get(name, tuple(GROUPS)))
+        return getattr(self._set._pm.hook, name)
+
+
+class PluginSet:
+    """The loaded plugins and the one PluginManager that calls them.
+
+    Eager by default (every group loads now). ``lazy=True`` loads nothing until a hook is
+    called through :attr:`hook`, then only that hook's family of groups (:data:`HOOK_GROUPS`);
+    :attr:`pm` and :attr:`records` load every group first, so raw use of the manager (tests
+    registering plugin classes, ``ecc plugins``, ``ecc doctor``) sees exactly the eager set.
+    """
+
+    def __init__(
+        self, config: Config | None, *, load_all: bool = False, lazy: bool = False
+    ) -> None:
+        self._pm = pluggy.PluginManager("ecc")
+        self._pm.add_hookspecs(hookspecs)
+        self._config = config
+        self._load_all = load_all
+        self._allowed = allowed_names()
+        self._entry_points: dict[str, list[tuple[str, str]]] | None = None
+        self._loaded: set[str] = set()
+        # (group, plugin) in discovery order, of every group loaded so far
+        self._registered: list[tuple[PluginRecord, Any]] = []
+        self._records: list[PluginRecord] = []
+        self._hooks = _LazyHooks(self)
+        if not lazy:
+            self.load()
+
+    @property
+    def pm(self) -> pluggy.PluginManager:
+        """The manager with every group loaded (raw access cannot say which hooks it needs)."""
+        self.load()
+        return self._pm
 
     @property
     def hook(self) -> Any:
-        return self.pm.hook
+        """``pm.hook``, loading each hook's family of groups on first use."""
+        return self._hooks
 
-    def _load(self, config: Config | None, load_all: bool) -> None:
-        allowed = allowed_names()
-        for group, entry_points in discover().items():
-            for name, value in entry_points:
-                if allowed is not None and name not in allowed:
-                    continue  # ECC_PLUGINS leaves it out entirely: not even imported
-                record = PluginRecord(name, group, f"{group}:{name} = {value}")
-                self.records.append(record)
-                if not _selected_by_config(group, name, config):
-                    record.enabled = False
-                    if not load_all:
-                        continue
-                try:
-                    plugin = import_object(value)
-                except Exception as exc:  # any import-time failure of a third-party module
-                    record.error = f"{type(exc).__name__}: {exc}"
-                    warn(
-                        f"plugin {name!r} ({record.entry_point}) failed to load and is "
-                        f"disabled: {record.error}"
-                    )
-                    continue
-                self._register(plugin, record)
+    @property
+    def records(self) -> list[PluginRecord]:
+        """Every entry point's record, in discovery order (loads every group)."""
+        self.load()
+        order = list(self._entry_points or ())
+        return sorted(self._records, key=lambda record: order.index(record.group))
 
-    def _register(self, plugin: Any, record: PluginRecord) -> None:
-        name = f"{record.group}:{record.name}"
-        if self.pm.has_plugin(name):
+    def load(self, groups: tuple[str, ...] | list[str] | None = None) -> None:
+        """Register the plugins of ``groups`` (default: every group) that are not loaded yet.
+
+        Plugins stay registered in discovery order (group order, then name), whatever order the
+        groups load in: a group that belongs before ones already loaded makes those re-register
+        after it, so pluggy calls implementations in the same order as an eager load.
+        """
+        if self._entry_points is None:
+            self._entry_points = discover()
+        order = list(self._entry_points)
+        wanted = [g for g in order if g not in self._loaded and (groups is None or g in groups)]
+        if not wanted:
             return
+        self._loaded.update(wanted)
+        first = order.index(wanted[0])
+        tail = [pair for pair in self._registered if order.index(pair[0].group) > first]
+        for record, plugin in tail:
+            self._pm.unregister(plugin, name=_plugin_name(record))
+        del self._registered[len(self._registered) - len(tail) :]
+        for group in order[first:]:
+            if group in wanted:
+                self._load_group(group, self._entry_points[group])
+                continue
+            for record, plugin in tail:
+                if record.group == group and self._register(plugin, record):
+                    self._registered.append((record, plugin))
+
+    def _load_group(self, group: str, entry_points: list[tuple[str, str]]) -> None:
+        for name, value in entry_points:
+            if self._allowed is not None and name not in self._allowed:
+                continue  # ECC_PLUGINS leaves it out entirely: not even imported
+            record = PluginRecord(name, group, f"{group}:{name} = {value}")
+            self._records.append(record)
+            if not _selected_by_config(group, name, self._config):
+                record.enabled = False
+                if not self._load_all:
+                    continue
+            try:
+                plugin = import_object(value)
+            except Exception as exc:  # any import-time failure of a third-party module
+                record.error = f"{type(exc).__name__}: {exc}"
+                warn(
+                    f"plugin {name!r} ({record.entry_point}) failed to load and is "
+                    f"disabled: {record.error}"
+                )
+                continue
+            if self._register(plugin, record):
+                self._registered.append((record, plugin))
+
+    def _register(self, plugin: Any, record: PluginRecord) -> bool:
+        """Register and check ``plugin``; True when it stays registered."""
+        name = _plugin_name(record)
+        if self._pm.has_plugin(name):
+            return False
         try:
-            self.pm.register(plugin, name=name)
+            self._pm.register(plugin, name=name)
         except Exception as exc:  # pluggy.PluginValidationError, ValueError on duplicates
             record.error = f"{type(exc).__name__}: {exc}"
+            record.loaded = False
             warn(
                 f"plugin {record.name!r} ({record.entry_point}) has an invalid hook "
                 f"implementation and is disabled: {exc}"
             )
-            return
-        unknown = [
-            caller.name for caller in self.pm.get_hookcallers(plugin) or [] if not caller.has_spec()
+            return False
+        callers = self._pm.get_hookcallers(plugin) or []
+        unknown = [caller.name for caller in callers if not caller.has_spec()]
+        foreign = [
+            caller.name
+            for caller in callers
+            if caller.has_spec() and record.group not in HOOK_GROUPS.get(caller.name, GROUPS)
         ]
         if unknown:
-            self.pm.unregister(plugin, name=name)
             record.error = "implements unknown hook(s): " + ", ".join(sorted(unknown))
+        elif foreign:
+            # It would answer or not depending on which groups a command happened to load.
+            record.error = f"implements hook(s) outside the {record.group} family: " + ", ".join(
+                sorted(foreign)
+            )
+        if record.error:
+            self._pm.unregister(plugin, name=name)
             warn(f"plugin {record.name!r} ({record.entry_point}) {record.error}; it is disabled")
-            return
+            return False
         record.loaded = record.enabled
-        record.hooks = sorted(caller.name for caller in self.pm.get_hookcallers(plugin) or [])
+        record.hooks = sorted(caller.name for caller in callers)
         if not record.enabled:
             # Loaded only so that ``ecc plugins`` can show its hooks.
-            self.pm.unregister(plugin, name=name)
+            self._pm.unregister(plugin, name=name)
+            return False
+        return True
 
     def add_distribution_info(self) -> None:
         """Fill in distribution and version for each record (slow: scans installed metadata)."""
@@ -233,7 +347,7 @@ class PluginSet:
             for ep in dist.entry_points:
                 if ep.group in GROUPS:
                     owners[(ep.group, ep.name)] = (dist.metadata["Name"], dist.version)
-        for record in self.records:
+        for record in self._records:
             record.distribution, record.version = owners.get(
                 (record.group, record.name), (None, None)
             )
@@ -242,11 +356,16 @@ class PluginSet:
 _plugins: PluginSet | None = None
 
 
+def _plugin_name(record: PluginRecord) -> str:
+    return f"{record.group}:{record.name}"
+
+
 def get_plugins(config: Any = None) -> PluginSet:
-    """The plugins of this process, loaded once for the effective configuration.
+    """The plugins of this process, for the effective configuration, loaded group by group.
 
     ``config`` may be an ``ecc.config.Config`` or an ``ecc.fastconfig.ConfigView``; without one,
-    the cached view is used so that hot paths never import pydantic.
+    the cached view is used so that hot paths never import pydantic. Call hooks through the
+    set's ``hook`` to load only their family of groups; ``.pm`` loads every group.
     """
     global _plugins
     if _plugins is None:
@@ -254,7 +373,7 @@ def get_plugins(config: Any = None) -> PluginSet:
             from ecc import fastconfig
 
             config = fastconfig.view()
-        _plugins = PluginSet(config)
+        _plugins = PluginSet(config, lazy=True)
     return _plugins
 
 

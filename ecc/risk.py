@@ -95,7 +95,7 @@ def assess(call: ToolCall, config: Any, hook: Any) -> RiskAssessment:
 def score_call(call: ToolCall, config: Any = None) -> RiskAssessment:
     """Score ``call`` with the process's plugins and configuration (the CLI path)."""
     from ecc.config import get_config
-    from ecc.plugins import get_plugin_manager
+    from ecc.plugins import get_plugins
 
     config = config or get_config()
-    return assess(call, config, get_plugin_manager(config).hook)
+    return assess(call, config, get_plugins(config).hook)

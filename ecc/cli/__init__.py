@@ -88,9 +88,9 @@ class LazyGroup(click.Group):
         if self._plugin_commands_loaded:
             return
         self._plugin_commands_loaded = True
-        from ecc.plugins import get_plugin_manager
+        from ecc.plugins import get_plugins
 
-        get_plugin_manager().hook.ecc_register_commands(cli=self)
+        get_plugins().hook.ecc_register_commands(cli=self)
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         try:

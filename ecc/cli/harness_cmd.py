@@ -107,7 +107,7 @@ def command_command(
     """
     from ecc import harnesses
     from ecc.config import get_config
-    from ecc.plugins import get_plugin_manager
+    from ecc.plugins import get_plugins
     from ecc.types import LaunchContext
 
     config = get_config()
@@ -122,7 +122,7 @@ def command_command(
         config=config,
         profile=profile,
     )
-    hook = get_plugin_manager(config).hook
+    hook = get_plugins(config).hook
     folded = ""
     if profile is not None:
         translation = hook.ecc_translate_profile(harness=harness, profile=profile, launch=launch)
@@ -202,9 +202,9 @@ def _installed_here(hook: Any, harness: str, kind: str, project: Path) -> bool |
 
 def matrix_rows(config: Any, project: Path) -> list[dict[str, Any]]:
     from ecc import harnesses
-    from ecc.plugins import get_plugin_manager
+    from ecc.plugins import get_plugins
 
-    hook = get_plugin_manager(config).hook
+    hook = get_plugins(config).hook
     detected = set(harnesses.detect(project, config))
     rows = []
     for name, info in harnesses.available(config).items():

@@ -29,7 +29,7 @@ def apply_integration(
     from ecc.config import get_config
     from ecc.errors import EccError
     from ecc.harnesses import canonical_name
-    from ecc.plugins import get_plugin_manager
+    from ecc.plugins import get_plugins
     from ecc.types import IntegrationRequest
 
     config = get_config()
@@ -42,7 +42,7 @@ def apply_integration(
         dry_run=dry_run,
         options=options,
     )
-    result = get_plugin_manager(config).hook.ecc_install_integration(harness=name, request=request)
+    result = get_plugins(config).hook.ecc_install_integration(harness=name, request=request)
     if result is None:
         raise EccError(f"no installed adapter can {action} {what} for harness {name!r}")
     if as_json:

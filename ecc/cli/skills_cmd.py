@@ -92,7 +92,7 @@ def _apply(
 ) -> None:
     from ecc.config import get_config
     from ecc.errors import EccError
-    from ecc.plugins import get_plugin_manager
+    from ecc.plugins import get_plugins
     from ecc.types import IntegrationRequest
 
     config = get_config()
@@ -104,7 +104,7 @@ def _apply(
 
         load_source(folder)  # refuse an invalid source once, before any harness is touched
         options["source"] = str(folder)
-    hook = get_plugin_manager(config).hook
+    hook = get_plugins(config).hook
     names = _targets(harness, every, config)
 
     def run(name: str, dry: bool) -> Any:

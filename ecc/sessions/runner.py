@@ -506,10 +506,10 @@ class Runner:
 
     def _build(self, session: Session, working: Path) -> tuple[list[str], dict[str, str]]:
         from ecc.config import AgentProfile
-        from ecc.plugins import get_plugin_manager
+        from ecc.plugins import get_plugins
         from ecc.types import LaunchContext
 
-        pm = get_plugin_manager(self.config)
+        hook = get_plugins(self.config).hook
         profile = AgentProfile(**session.profile) if session.profile else None
         launch = LaunchContext(
             session_id=session.id,
@@ -521,7 +521,7 @@ class Runner:
             session_name=session.name or "",
         )
         if profile is not None:
-            translation = pm.hook.ecc_translate_profile(
+            translation = hook.ecc_translate_profile(
                 harness=session.harness, profile=profile, launch=launch
             )
             if translation is not None and translation.refused:
@@ -533,13 +533,13 @@ class Runner:
                 )
         argv = None
         if session.run_kind == "resume":
-            argv = pm.hook.ecc_resume_command(
+            argv = hook.ecc_resume_command(
                 harness=session.harness,
                 launch=launch,
                 harness_session_id=session.harness_session_id,
             )
         if argv is None:
-            argv = pm.hook.ecc_build_command(harness=session.harness, launch=launch)
+            argv = hook.ecc_build_command(harness=session.harness, launch=launch)
         if not argv:
             raise EccError(f"no installed adapter builds a command for harness {session.harness!r}")
         env = dict(os.environ)
@@ -549,15 +549,15 @@ class Runner:
             ECC_WORKING_DIR=str(working),
             ECC_PROJECT_DIR=str(launch.project_dir),
         )
-        for extra in pm.hook.ecc_session_env(harness=session.harness, launch=launch):
+        for extra in hook.ecc_session_env(harness=session.harness, launch=launch):
             if extra:
                 env.update({str(k): str(v) for k, v in extra.items()})
         return [str(part) for part in argv], env
 
     def _parser(self) -> Callable[..., Any] | None:
-        from ecc.plugins import get_plugin_manager
+        from ecc.plugins import get_plugins
 
-        hook = get_plugin_manager(self.config).hook.ecc_parse_output_line
+        hook = get_plugins(self.config).hook.ecc_parse_output_line
         return hook if hook.get_hookimpls() else None
 
     def _run_claimed(self) -> int:

@@ -176,3 +176,136 @@ def test_third_party_cursor_adapter_installs_with_pip(tmp_path: Path):
         [sys.executable, "-c", probe], capture_output=True, text=True, env={**os.environ, **env}
     )
     assert resolved.stdout.strip() == "cursor cursor-agent", resolved.stderr
+
+
+# -- lazy groups --------------------------------------------------------------------------------
+
+
+def impls(plugin_set: plugins.PluginSet, hook_name: str) -> list[tuple[str, object]]:
+    """What a hook call runs, in the order pluggy runs it."""
+    caller = getattr(plugin_set.hook, hook_name)
+    return [(impl.plugin_name, impl.function) for impl in caller.get_hookimpls()]
+
+
+CROSS_GROUP_MODULES = {  # one hook (ecc_register_commands) implemented in three groups
+    f"ecc_test_cross_{group}": (
+        "from ecc.hookspecs import hookimpl\n\n"
+        f"@hookimpl\ndef ecc_register_commands(cli):\n    return {group!r}\n"
+        + (f"\n@hookimpl\ndef {extra}(**kwargs):\n    return None\n" if extra else "")
+    )
+    for group, extra in (
+        ("adapters", "ecc_build_command"),
+        ("scorers", "ecc_score_tool_call"),
+        ("executors", "ecc_executor"),
+    )
+}
+CROSS_GROUP_ENTRY_POINTS = (
+    "[ecc.adapters]\nzz-cross = ecc_test_cross_adapters\n"
+    "[ecc.risk_scorers]\ncross = ecc_test_cross_scorers\n"
+    "[ecc.executors]\naa-cross = ecc_test_cross_executors\n"
+)
+
+
+@pytest.mark.parametrize(
+    "first",
+    [
+        (),
+        ("ecc_executor", "ecc_harnesses"),  # a later group first, then an earlier one
+        ("ecc_executor", "ecc_score_tool_call", "ecc_notify"),
+        ("ecc_memory_backend", "ecc_build_command"),
+    ],
+)
+def test_every_hook_answers_the_same_through_lazy_groups(
+    first: tuple[str, ...], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    from ecc import fastconfig, harnesses
+
+    site = tmp_path / "site"
+    site.mkdir()
+    make_distribution(site, "ecc-test-cross", CROSS_GROUP_MODULES, CROSS_GROUP_ENTRY_POINTS)
+    # installed like a site directory (discovery ignores sys.path[0], the script's directory)
+    monkeypatch.setattr(sys, "path", [sys.path[0], str(site), *sys.path[1:]])
+    from stevedore import ExtensionManager  # stevedore keeps each group's list per process
+
+    monkeypatch.setattr(ExtensionManager, "ENTRY_POINT_CACHE", {})
+    config = fastconfig.view()
+    eager = plugins.PluginSet(config)
+    lazy = plugins.PluginSet(config, lazy=True)
+    for hook_name in first:  # load some groups out of discovery order first
+        impls(lazy, hook_name)
+    for hook_name in sorted(plugins.HOOK_GROUPS):
+        assert impls(lazy, hook_name) == impls(eager, hook_name), hook_name
+    assert [r.as_dict() for r in lazy.records] == [r.as_dict() for r in eager.records]
+    import click
+
+    answers = lazy.hook.ecc_register_commands(cli=click.Group("lazy"))
+    assert answers == eager.hook.ecc_register_commands(cli=click.Group("eager"))
+    assert answers == ["executors", "scorers", "adapters"]  # last registered first, as eager
+    # and a real call: the same harness table either way
+    plugins.use(lazy)
+    through_lazy = harnesses.available(config)
+    plugins.use(eager)
+    assert harnesses.available(config) == through_lazy
+    assert {"claude", "shell"} <= set(through_lazy)
+
+
+def test_every_hook_has_a_family():
+    import pluggy
+
+    from ecc import hookspecs
+
+    pm = pluggy.PluginManager("ecc")
+    pm.add_hookspecs(hookspecs)
+    specs = {name for name in dir(pm.hook) if name.startswith("ecc_")}
+    assert specs == set(plugins.HOOK_GROUPS)
+    for groups in plugins.HOOK_GROUPS.values():
+        assert set(groups) <= set(plugins.GROUPS)
+
+
+def test_run_detached_loads_only_adapters_and_executors(git_repo: Path):
+    probe = (
+        "import sys, json\n"
+        "from ecc.cli import main\n"
+        "try:\n"
+        "    main(['run', '-d', '--no-worktree', '--harness', 'shell', 'true'])\n"
+        "finally:\n"
+        "    from ecc.plugins import get_plugins\n"
+        "    groups = sorted({r.group for r in get_plugins()._records})\n"
+        "    mods = [m for m in ('ecc_plugins.heuristic', 'ecc_plugins.log_notifier',\n"
+        "                        'ecc_plugins.files_backend', 'pydantic') if m in sys.modules]\n"
+        "    print(json.dumps([groups, mods]), file=sys.stderr)\n"
+    )
+    for _ in range(2):  # the first run fills the config and plugin caches (pydantic, stevedore)
+        result = subprocess.run(
+            [sys.executable, "-c", probe], cwd=git_repo, capture_output=True, text=True
+        )
+    assert result.stdout.startswith("Session started: "), result.stderr
+    groups, modules = json.loads(result.stderr.strip().splitlines()[-1])
+    assert groups == ["ecc.adapters", "ecc.executors"]
+    assert modules == []
+
+
+def test_a_hook_outside_its_group_family_is_refused(tmp_path: Path):
+    site = tmp_path / "site"
+    site.mkdir()
+    source = (
+        "from ecc.hookspecs import hookimpl\n\n"
+        "@hookimpl\ndef ecc_notify(notification, settings):\n    pass\n\n"
+        "@hookimpl\ndef ecc_session_env(harness, launch):\n    return {'X': '1'}\n"
+    )
+    make_distribution(
+        site,
+        "ecc-test-offfamily",
+        {"ecc_test_offfamily": source},
+        "[ecc.notifiers]\noffamily = ecc_test_offfamily\n",
+    )
+    env = {
+        "PYTHONPATH": os.pathsep.join([str(site), os.environ.get("PYTHONPATH", "")]),
+        "ECC__NOTIFICATIONS__NOTIFIERS": '["log", "offamily"]',
+    }
+    result = run_ecc("plugins", "--json", env=env)
+    rows = plugin_rows(result)
+    assert rows["offamily"]["loaded"] is False
+    assert "outside the ecc.notifiers family: ecc_session_env" in rows["offamily"]["error"]
+    assert "Warning: plugin 'offamily'" in result.stderr
+    assert rows["log"]["loaded"] is True
