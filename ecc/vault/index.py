@@ -4,6 +4,12 @@ The Markdown files stay the source of truth. Each row remembers the file's stamp
 size, mtime, ctime) and everything search/read/doctor need from the parsed document; a row whose
 stamp no longer matches is re-read. Deleting the cache (or failing to open it) only costs time:
 the service falls back to an in-memory index built from the files, with identical results.
+
+Besides the rows, the index keeps a *scan digest* (a hash of every file name and stamp seen by
+the last refresh, so an unchanged vault is recognised without comparing rows one by one) and the
+*segment* that ``ecc.vault.ranking`` scores searches from. A changed file gets a new row with a
+higher ``docid``: rows above the segment's last docid are the not-yet-merged delta, and a trigger
+records every removed row so the segment can ignore it.
 """
 
 from __future__ import annotations
@@ -15,7 +21,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-INDEX_VERSION = "ecc-memory-index-1"
+INDEX_VERSION = "ecc-memory-index-2"
 
 COLUMNS = (
     "rel",
@@ -33,21 +39,31 @@ COLUMNS = (
     "meta_l",
     "targets_d",
     "links_d",
+    "terms",
     "body",
     "body_l",
     "body_len",
 )
+DOC_COLUMNS = COLUMNS[:16]  # the rest live in ``bodies``: scans of ``docs`` stay small
 
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS docs(
-  rel TEXT PRIMARY KEY, stamp TEXT NOT NULL, nbytes INTEGER NOT NULL, code TEXT,
-  id TEXT, id_key TEXT, kind TEXT, status TEXT, updated_at TEXT, summary TEXT,
-  title_l TEXT, tags_d TEXT, meta_l TEXT, targets_d TEXT, links_d TEXT,
-  body TEXT, body_l TEXT, body_len INTEGER
-);
-CREATE INDEX IF NOT EXISTS docs_id ON docs(id);
-"""
+_SCHEMA = (
+    "CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value BLOB)",
+    """CREATE TABLE IF NOT EXISTS docs(
+      docid INTEGER PRIMARY KEY AUTOINCREMENT,
+      rel TEXT NOT NULL UNIQUE, stamp TEXT NOT NULL, nbytes INTEGER NOT NULL, code TEXT,
+      id TEXT, id_key TEXT, kind TEXT, status TEXT, updated_at TEXT, summary TEXT,
+      title_l TEXT, tags_d TEXT, meta_l TEXT, targets_d TEXT, links_d TEXT, terms TEXT)""",
+    "CREATE INDEX IF NOT EXISTS docs_id ON docs(id)",
+    """CREATE TABLE IF NOT EXISTS bodies(
+      docid INTEGER PRIMARY KEY, body TEXT, body_l TEXT, body_len INTEGER)""",
+    "CREATE TABLE IF NOT EXISTS removed(docid INTEGER PRIMARY KEY)",
+    """CREATE TABLE IF NOT EXISTS seg_keys(
+      key TEXT PRIMARY KEY, slots BLOB, vals BLOB) WITHOUT ROWID""",
+    """CREATE TRIGGER IF NOT EXISTS docs_removed AFTER DELETE ON docs BEGIN
+      DELETE FROM bodies WHERE docid = old.docid;
+      INSERT OR IGNORE INTO removed(docid) VALUES (old.docid);
+    END""",
+)
 
 
 def index_path(cache_dir: Path, key: str) -> Path:
@@ -76,32 +92,49 @@ class ScopeIndex:
 
     def _connect(self, target: str) -> sqlite3.Connection:
         db = sqlite3.connect(target, timeout=10, isolation_level=None, check_same_thread=False)
-        db.executescript(_SCHEMA)
+        for statement in _SCHEMA:
+            db.execute(statement)
         return db
 
     def _open(self, path: Path) -> sqlite3.Connection:
-        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+        try:
+            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+        except FileNotFoundError:
+            path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
         os.close(fd)
         db = sqlite3.connect(str(path), timeout=10, isolation_level=None, check_same_thread=False)
         try:
             db.execute("PRAGMA busy_timeout=10000")
-            db.execute("PRAGMA journal_mode=WAL")
+            if db.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
+                db.execute("PRAGMA journal_mode=WAL")
             db.execute("PRAGMA synchronous=NORMAL")
-            db.executescript(_SCHEMA)
-            row = db.execute("SELECT value FROM meta WHERE key='version'").fetchone()
-            owner = db.execute("SELECT value FROM meta WHERE key='root'").fetchone()
-            if row is None or row[0] != INDEX_VERSION or owner is None or owner[0] != self.key:
+            meta = self._meta(db)
+            if meta.get("version") != INDEX_VERSION or meta.get("root") != self.key:
                 db.execute("BEGIN IMMEDIATE")
-                db.execute("DELETE FROM docs")
+                for table in ("docs", "bodies", "meta", "removed", "seg_keys"):
+                    db.execute(f"DROP TABLE IF EXISTS {table}")
+                db.execute("DROP TRIGGER IF EXISTS docs_removed")
+                for statement in _SCHEMA:
+                    db.execute(statement)
                 db.execute("INSERT OR REPLACE INTO meta VALUES('version', ?)", (INDEX_VERSION,))
                 db.execute("INSERT OR REPLACE INTO meta VALUES('root', ?)", (self.key,))
                 db.execute("COMMIT")
-            db.execute("SELECT count(*) FROM docs").fetchone()
         except BaseException:
             db.close()
             raise
         return db
+
+    @staticmethod
+    def _meta(db: sqlite3.Connection) -> dict[str, Any]:
+        try:
+            return dict(
+                db.execute(
+                    "SELECT key, value FROM meta WHERE key IN ('version', 'root')"
+                ).fetchall()
+            )
+        except sqlite3.OperationalError:
+            return {}  # a new file, or not ours: (re)built from scratch
 
     @staticmethod
     def _discard(path: Path) -> None:
@@ -120,23 +153,45 @@ class ScopeIndex:
             )
         }
 
-    def apply(self, upserts: Sequence[tuple[Any, ...]], deletions: Iterable[str]) -> None:
-        """Replace changed rows and drop vanished ones in one transaction."""
+    def get_meta(self, *keys: str) -> dict[str, Any]:
+        assert self.db is not None
+        marks = ",".join("?" for _ in keys)
+        return dict(self.db.execute(f"SELECT key, value FROM meta WHERE key IN ({marks})", keys))
+
+    def apply(
+        self,
+        upserts: Sequence[tuple[Any, ...]],
+        deletions: Iterable[str],
+        meta: dict[str, Any] | None = None,
+    ) -> None:
+        """Replace changed rows, drop vanished ones and record ``meta``, in one transaction.
+
+        A changed row is deleted and inserted again (never updated in place) so it gets a new
+        docid: the ranking segment tells its own rows from newer ones by that number.
+        """
         assert self.db is not None
         deletions = list(deletions)
-        if not upserts and not deletions:
+        if not upserts and not deletions and not meta:
             return
-        placeholders = ",".join("?" for _ in COLUMNS)
-        self.db.execute("BEGIN IMMEDIATE")
+        marks = ",".join("?" for _ in DOC_COLUMNS)
+        db = self.db
+        db.execute("BEGIN IMMEDIATE")
         try:
-            self.db.executemany("DELETE FROM docs WHERE rel = ?", [(rel,) for rel in deletions])
-            self.db.executemany(
-                f"INSERT OR REPLACE INTO docs({','.join(COLUMNS)}) VALUES({placeholders})",
-                upserts,
+            db.executemany(
+                "DELETE FROM docs WHERE rel = ?",
+                [(rel,) for rel in deletions] + [(row[0],) for row in upserts],
             )
-            self.db.execute("COMMIT")
+            for row in upserts:
+                docid = db.execute(
+                    f"INSERT INTO docs({','.join(DOC_COLUMNS)}) VALUES({marks})", row[:16]
+                ).lastrowid
+                if row[3] is None:  # valid documents only: bodies are never shown otherwise
+                    db.execute("INSERT INTO bodies VALUES(?, ?, ?, ?)", (docid, *row[16:]))
+            for key, value in (meta or {}).items():
+                db.execute("INSERT OR REPLACE INTO meta VALUES(?, ?)", (key, value))
+            db.execute("COMMIT")
         except BaseException:
-            self.db.execute("ROLLBACK")
+            db.execute("ROLLBACK")
             raise
 
     def query(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> list[tuple[Any, ...]]:

@@ -9,15 +9,17 @@ content, re-reading only documents whose stamp changed.
 from __future__ import annotations
 
 import json
+import operator
 import os
+import re
 import sqlite3
-import unicodedata
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ecc.errors import EccError
+from ecc.vault import ranking
 from ecc.vault.backend import MemoryBackend, VaultStore
 from ecc.vault.format import (
     DEFAULT_RECALL_SCOPES,
@@ -42,6 +44,7 @@ from ecc.vault.format import (
     utf16_length,
 )
 from ecc.vault.index import ScopeIndex
+from ecc.vault.ranking import WORD_RUN
 from ecc.vault.secrets import find_secrets_in_memory
 
 # Far above the reference's 5,000 entries / 16 MiB, still bounded against hostile vaults.
@@ -81,31 +84,16 @@ def validate_scopes(scopes: Any) -> list[str]:
 
 def tokenize(text: str) -> list[str]:
     """Lower-cased maximal runs of Unicode letters, numbers, ``_`` and ``-``."""
-    tokens: list[str] = []
-    current: list[str] = []
-    for ch in text.lower():
-        if ch in "_-" or unicodedata.category(ch)[0] in "LN":
-            current.append(ch)
-        elif current:
-            tokens.append("".join(current))
-            current = []
-    if current:
-        tokens.append("".join(current))
-    return tokens
+    return WORD_RUN.findall(text.lower())
+
+
+_LISTING_LINE = "{0.rel}\t{0.stamp}".format
+_REL = operator.attrgetter("rel")
+_WHITESPACE_RUN = re.compile(f"[{JS_WHITESPACE}]+")
 
 
 def _collapse(text: str) -> str:
-    out: list[str] = []
-    in_space = False
-    for ch in text:
-        if ch in JS_WHITESPACE:
-            if not in_space:
-                out.append(" ")
-            in_space = True
-        else:
-            out.append(ch)
-            in_space = False
-    return js_trim("".join(out))
+    return js_trim(_WHITESPACE_RUN.sub(" ", text))
 
 
 def make_excerpt(body: str, query: str) -> str:
@@ -353,14 +341,18 @@ class VaultService:
         index: ScopeIndex,
         load: VaultLoad,
     ) -> ScopeLoad:
+        scope_load = ScopeLoad(scope, index)
+        listing = "\n".join(map(_LISTING_LINE, documents))
+        if index.persistent and self._unchanged(index, listing, documents, scope_load, load):
+            return scope_load
         known = index.stamps()
         upserts: list[tuple[Any, ...]] = []
-        scope_load = ScopeLoad(scope, index)
         start_bytes, start_invalid = load.scanned_bytes, load.invalid_file_count
         invalid_start = len(load.invalid_files)
+        truncated = False
         for doc in documents:
             if load.scanned_bytes >= MAX_SCAN_BYTES:
-                load.truncated = True
+                truncated = True
                 break
             cached = known.get(doc.rel)
             if cached is not None and cached[0] == doc.stamp and doc.stamp:
@@ -370,24 +362,23 @@ class VaultService:
                 row = self._build_row(store, scope, doc.rel, doc.stamp)
                 nbytes, code = row[2], row[3]
             if load.scanned_bytes + nbytes > MAX_SCAN_BYTES:
-                load.truncated = True
+                truncated = True
                 break
             load.scanned_bytes += nbytes
             if row is not None:
                 upserts.append(row)
             scope_load.included.append(doc.rel)
             if code:
-                load.invalid_file_count += 1
-                if len(load.invalid_files) < MAX_DIAGNOSTICS:
-                    load.invalid_files.append(
-                        {
-                            "path": f"{scope}:{doc.rel}",
-                            "code": code,
-                            "message": INVALID_MESSAGES[code],
-                        }
-                    )
+                self._note_invalid(load, scope, doc.rel, code)
+        load.truncated = load.truncated or truncated
+        # The listing lets the next refresh skip this work when nothing changed; a truncated
+        # refresh depends on the other scopes' sizes, so it is never taken as settled.
+        scan = {
+            "scan": None if truncated else listing,
+            "scan_bytes": load.scanned_bytes - start_bytes,
+        }
         try:
-            index.apply(upserts, set(known) - set(scope_load.included))
+            index.apply(upserts, set(known) - set(scope_load.included), scan)
         except sqlite3.Error:
             if not index.persistent:
                 raise
@@ -398,10 +389,46 @@ class VaultService:
             return self._refresh(store, scope, documents, ScopeIndex(None, index.key), load)
         return scope_load
 
+    def _unchanged(
+        self,
+        index: ScopeIndex,
+        listing: str,
+        documents: Sequence[Any],
+        scope_load: ScopeLoad,
+        load: VaultLoad,
+    ) -> bool:
+        """Take the last refresh's outcome when the same files with the same stamps were seen."""
+        try:
+            meta = index.get_meta("scan", "scan_bytes")
+            if meta.get("scan") != listing or meta.get("scan_bytes") is None:
+                return False
+            nbytes = int(meta["scan_bytes"])
+            if load.scanned_bytes + nbytes > MAX_SCAN_BYTES:
+                return False
+            invalid = dict(index.query("SELECT rel, code FROM docs WHERE code IS NOT NULL"))
+        except sqlite3.Error:
+            return False
+        load.scanned_bytes += nbytes
+        scope_load.included = list(map(_REL, documents))
+        if invalid:
+            for rel in scope_load.included:
+                code = invalid.get(rel)
+                if code:
+                    self._note_invalid(load, scope_load.scope, rel, code)
+        return True
+
+    @staticmethod
+    def _note_invalid(load: VaultLoad, scope: str, rel: str, code: str) -> None:
+        load.invalid_file_count += 1
+        if len(load.invalid_files) < MAX_DIAGNOSTICS:
+            load.invalid_files.append(
+                {"path": f"{scope}:{rel}", "code": code, "message": INVALID_MESSAGES[code]}
+            )
+
     @staticmethod
     def _build_row(store: VaultStore, scope: str, rel: str, stamp: str) -> tuple[Any, ...]:
         def invalid(code: str, nbytes: int) -> tuple[Any, ...]:
-            return (rel, stamp, nbytes, code, *([None] * 14))
+            return (rel, stamp, nbytes, code, *([None] * 15))
 
         try:
             text = store.read(scope, rel, MAX_DOCUMENT_BYTES)
@@ -436,6 +463,7 @@ class VaultService:
             meta,
             _delimited(memory["targetHarnesses"]),
             _delimited(memory["links"]),
+            ranking.body_terms(body_l),
             memory["body"],
             body_l,
             len(body_l),
@@ -484,14 +512,16 @@ class VaultService:
         try:
             candidates: list[tuple[int, str, str, str, str, ScopeLoad]] = []
             for scope_load in load.scopes:
-                for row in self._score(scope_load.index, text, kind_list, harness, count):
+                for row in self._rank(scope_load.index, text, kind_list, harness, count):
                     candidates.append((*row, scope_load))
             candidates.sort(key=lambda item: item[3])  # id key ascending
             candidates.sort(key=lambda item: item[2], reverse=True)  # newer first
             candidates.sort(key=lambda item: item[0], reverse=True)  # best score first
             results = []
             for score, summary_json, _updated, _key, rel, scope_load in candidates[:count]:
-                body = scope_load.index.query("SELECT body FROM docs WHERE rel = ?", (rel,))[0][0]
+                body = scope_load.index.query(
+                    "SELECT body FROM bodies JOIN docs USING(docid) WHERE rel = ?", (rel,)
+                )[0][0]
                 results.append(
                     {
                         "memory": json.loads(summary_json),
@@ -508,7 +538,7 @@ class VaultService:
         finally:
             load.close()
 
-    def _score(
+    def _rank(
         self,
         index: ScopeIndex,
         text: str,
@@ -516,8 +546,48 @@ class VaultService:
         harness: str | None,
         limit: int,
     ) -> list[tuple[Any, ...]]:
-        params: dict[str, Any] = {"limit": limit}
-        where = "code IS NULL AND status = 'active'" + self._visibility(harness, params)
+        """The scope's best rows: the segment's (rebuilt when stale) merged with the delta's."""
+        lowered = text.lower()
+        tokens = list(dict.fromkeys(tokenize(lowered)))
+        if not index.persistent or not tokens or not all(t in lowered for t in tokens):
+            return self._score(index, text, kinds, harness, limit)
+        _, size, delta = ranking.segment_state(index)
+        if ranking.needs_build(size, delta):
+            try:
+                ranking.build_segment(index)
+            except sqlite3.Error:
+                return self._score(index, text, kinds, harness, limit)
+        segment = ranking.Segment(index)
+        best = segment.top(lowered, tokens, kinds, harness, limit)
+        rows = self._score(index, text, kinds, harness, limit, after=segment.last)
+        if best:
+            scores = dict((docid, score) for score, docid in best)
+            marks = ",".join("?" for _ in scores)
+            for docid, summary_json, updated_at, id_key, rel in index.query(
+                "SELECT docid, summary, updated_at, id_key, rel FROM docs"
+                f" WHERE docid IN ({marks})",
+                list(scores),
+            ):
+                rows.append((scores[docid], summary_json, updated_at, id_key, rel))
+        rows.sort(key=lambda row: row[3])
+        rows.sort(key=lambda row: row[2], reverse=True)
+        rows.sort(key=lambda row: row[0], reverse=True)
+        return rows[:limit]
+
+    def _score(
+        self,
+        index: ScopeIndex,
+        text: str,
+        kinds: list[str] | None,
+        harness: str | None,
+        limit: int,
+        *,
+        after: int = 0,
+    ) -> list[tuple[Any, ...]]:
+        """Score rows above docid ``after`` with one SQL expression (the delta, or everything)."""
+        params: dict[str, Any] = {"limit": limit, "after": after}
+        where = "docid > :after AND code IS NULL AND status = 'active'"
+        where += self._visibility(harness, params)
         if kinds is not None:
             names = []
             for number, kind in enumerate(kinds):
@@ -548,7 +618,8 @@ class VaultService:
         having = " WHERE score > 0" if text else ""
         sql = (
             f"SELECT score, summary, updated_at, id_key, rel FROM ("
-            f"SELECT ({score}) AS score, summary, updated_at, id_key, rel FROM docs WHERE {where})"
+            f"SELECT ({score}) AS score, summary, updated_at, id_key, rel"
+            f" FROM docs JOIN bodies USING(docid) WHERE {where})"
             f"{having} ORDER BY score DESC, updated_at DESC, id_key ASC LIMIT :limit"
         )
         return index.query(sql, params)
@@ -567,7 +638,8 @@ class VaultService:
             backlinks: list[tuple[str, str]] = []
             for scope_load in load.scopes:
                 for rel, summary_json, body in scope_load.index.query(
-                    f"SELECT rel, summary, body FROM docs WHERE code IS NULL AND id = :id{visible}",
+                    "SELECT rel, summary, body FROM docs JOIN bodies USING(docid)"
+                    f" WHERE code IS NULL AND id = :id{visible}",
                     params,
                 ):
                     matches.append((scope_load.scope, rel, summary_json, body))

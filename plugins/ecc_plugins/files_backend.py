@@ -7,6 +7,7 @@ directory descriptors, so a symlink swapped in during an operation is never foll
 
 from __future__ import annotations
 
+import operator
 import os
 from collections.abc import Mapping
 from pathlib import Path
@@ -143,36 +144,41 @@ class FilesStore:
             result.truncated = True
             return
         with os.scandir(fd) as iterator:
-            entries = sorted(iterator, key=lambda entry: entry.name)
+            entries = sorted(iterator, key=_NAME)
+        documents = result.documents
+        visited = result.visited
+        # One pass in name order; a vault has tens of thousands of entries, so the common case
+        # (a regular *.md file with a printable name) costs one type check and one stat.
         for entry in entries:
-            if result.visited >= budget:
+            if visited >= budget:
                 result.truncated = True
-                return
-            result.visited += 1
-            rel = f"{prefix}{entry.name}"
-            if entry.is_symlink():
-                result.symlinks.append(_printable(rel))
-                continue
-            hidden = entry.name.startswith(".")
-            if entry.is_dir(follow_symlinks=False):
-                if hidden:
+                break
+            visited += 1
+            name = entry.name
+            if entry.is_file(follow_symlinks=False):
+                if name[0] == "." or not name.endswith(".md"):
                     continue
+                rel = prefix + name
+                if not rel.isascii() and _printable(rel) != rel:
+                    documents.append(DocumentRef(_printable(rel), ""))  # not UTF-8: unreadable
+                    continue
+                info = entry.stat(follow_symlinks=False)
+                documents.append(DocumentRef(rel, _STAMP(info)))
+            elif entry.is_dir(follow_symlinks=False):
+                if name[0] == ".":
+                    continue
+                rel = prefix + name
                 try:
-                    child = safefs.open_dir(entry.name, dir_fd=fd)
+                    child = safefs.open_dir(name, dir_fd=fd)
                 except OSError:
                     continue  # unreadable directory: nothing below it can be listed
                 self._dir_fds[(scope, rel)] = child
+                result.visited = visited
                 self._walk(scope, child, f"{rel}/", depth + 1, budget, result)
-            elif not hidden and entry.name.endswith(".md") and entry.is_file(follow_symlinks=False):
-                if _printable(rel) != rel:  # not UTF-8: listed, and reported as unreadable
-                    result.documents.append(DocumentRef(_printable(rel), ""))
-                    continue
-                info = entry.stat(follow_symlinks=False)
-                stamp = (
-                    f"{info.st_dev}:{info.st_ino}:{info.st_size}:"
-                    f"{info.st_mtime_ns}:{info.st_ctime_ns}"
-                )
-                result.documents.append(DocumentRef(rel, stamp))
+                visited = result.visited
+            elif entry.is_symlink():
+                result.symlinks.append(_printable(prefix + name))
+        result.visited = visited
 
     def read(self, scope: str, rel: str, max_bytes: int) -> str:
         directory, _, name = rel.rpartition("/")
@@ -185,6 +191,10 @@ class FilesStore:
         for fd in self._dir_fds.values():
             os.close(fd)
         self._dir_fds.clear()
+
+
+_NAME = operator.attrgetter("name")
+_STAMP = "{0.st_dev}:{0.st_ino}:{0.st_size}:{0.st_mtime_ns}:{0.st_ctime_ns}".format
 
 
 def _printable(rel: str) -> str:

@@ -1,0 +1,347 @@
+"""Search scoring from a columnar *segment* of the index: the reference's score, exactly, without
+reading every body on every search.
+
+For a lower-cased query ``q`` with unique tokens ``T`` a document scores (docs/memory.md)::
+
+    20 if q is in the title, else 5 if q is in the body
+    + for each t in T: 8 if t is in the title, 6 if t is a tag, 3 if t is in the kind/scope/
+      harness line, and min(5, non-overlapping occurrences of t in the body)
+
+A token consists of word characters only (``[\\w-]``, the classes of ``tokenize``), so none of
+its occurrences crosses a non-word character: ``t`` occurs in a text exactly as often as in the
+text's word runs together, and it is in a text exactly when one of those words contains it. The
+segment therefore keeps, per field, each distinct word and which documents hold it how often. A
+search finds the words that contain each token (a scan of the field's word list) and adds
+per-document vectors, one byte or two a document, with ``bytes.translate`` and Python's big
+integers, so no Python loop runs once per document of the vault. The phrase bonus is checked only
+for the documents that can still reach the top of the list.
+
+Documents indexed after the segment was built (the *delta*) and segment rows removed since are
+handled by ``VaultService``: the delta is scored by the plain SQL expression, removed rows are
+masked out here, and the segment is rebuilt once the delta has grown.
+"""
+
+from __future__ import annotations
+
+import bisect
+import json
+import re
+import sys
+from array import array
+from collections import Counter
+from itertools import compress
+from typing import Any
+
+from ecc.vault.format import MEMORY_KINDS
+from ecc.vault.index import ScopeIndex
+
+# Exactly the tokenizer's character classes (tests/vault/test_ranking.py checks every code point).
+WORD_RUN = re.compile(r"[\w-]+")
+
+# Rebuild the segment when the delta outgrows this or 1/32 of the segment, whichever is larger:
+# the delta is scored row by row in SQL, the segment build costs about 40 µs a document.
+MIN_DELTA = 256
+
+KIND_CODES = {kind: number + 1 for number, kind in enumerate(MEMORY_KINDS)}
+_ORDER = sys.byteorder
+_CAP5 = bytes(min(5, value) for value in range(256))
+_PRESENT = bytes([0]) + bytes([1]) * 255
+_CHUNK = 900  # bound parameters per statement
+
+
+def body_terms(body_l: str) -> str:
+    """The body's distinct words and their counts, as stored in the ``terms`` column."""
+    return json.dumps(Counter(WORD_RUN.findall(body_l)), ensure_ascii=False, separators=(",", ":"))
+
+
+def _weight(weight: int) -> bytes:
+    return bytes([0]) + bytes([weight]) * 255
+
+
+def _times_capped(factor: int) -> bytes:
+    return bytes(min(5, value * factor) for value in range(256))
+
+
+def segment_state(index: ScopeIndex) -> tuple[int, int, int]:
+    """(last docid in the segment, its size, rows indexed after it)."""
+    meta = index.get_meta("seg_last", "seg_size")
+    last, size = int(meta.get("seg_last") or 0), int(meta.get("seg_size") or 0)
+    delta = index.query("SELECT count(*) FROM docs WHERE docid > ?", (last,))[0][0]
+    return last, size, delta
+
+
+def needs_build(size: int, delta: int) -> bool:
+    return delta > max(MIN_DELTA, size // 32)
+
+
+def build_segment(index: ScopeIndex) -> None:
+    """Rebuild the segment from every row (one transaction; concurrent builders wait)."""
+    db = index.db
+    assert db is not None
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        _, size, delta = segment_state(index)
+        if not needs_build(size, delta):  # someone else built it while we waited
+            db.execute("COMMIT")
+            return
+        rows = db.execute(
+            "SELECT docid, code, status, kind, targets_d, title_l, tags_d, meta_l, terms,"
+            " updated_at, id_key FROM docs ORDER BY docid"
+        ).fetchall()
+        count = len(rows)
+        flags = bytearray(count)
+        postings: dict[str, tuple[list[int], list[int]]] = {}
+
+        def add(key: str, slot: int, value: int) -> None:
+            entry = postings.get(key)
+            if entry is None:
+                postings[key] = entry = ([], [])
+            entry[0].append(slot)
+            entry[1].append(value)
+
+        for slot, row in enumerate(rows):
+            _docid, code, status, kind, targets_d, title_l, tags_d, meta_l, terms = row[:9]
+            if code is not None or status != "active":
+                continue  # never a search result: no postings
+            flags[slot] = KIND_CODES[kind]
+            for word, number in json.loads(terms).items():
+                add(f"b:{word}", slot, min(255, number))
+            for word in set(WORD_RUN.findall(title_l)):
+                add(f"t:{word}", slot, 1)
+            for word in set(WORD_RUN.findall(meta_l)):
+                add(f"m:{word}", slot, 1)
+            for tag in tags_d.split("\n"):
+                if tag:
+                    add(f"g:{tag}", slot, 1)
+            for target in targets_d.split("\n"):
+                if target:
+                    add(f"h:{target}", slot, 1)
+        order = sorted(range(count), key=lambda slot: rows[slot][10] or "")  # id ascending
+        order.sort(key=lambda slot: rows[slot][9] or "", reverse=True)  # newer first (stable)
+        rank = array("I", bytes(4 * count))
+        for position, slot in enumerate(order):
+            rank[slot] = position
+        records = []
+        for key, (slots, values) in postings.items():
+            if len(slots) * 5 >= count:  # dense: one byte a document beats five a posting
+                dense = bytearray(count)
+                for slot, value in zip(slots, values, strict=True):
+                    dense[slot] = value
+                records.append((key, None, bytes(dense)))
+            else:
+                records.append((key, array("I", slots).tobytes(), bytes(values)))
+        vocab = {field: ["\n"] for field in "btm"}
+        for key in postings:
+            if key[0] in vocab:
+                vocab[key[0]].append(f"{key[2:]}\n")
+        db.execute("DELETE FROM seg_keys")
+        db.executemany("INSERT INTO seg_keys VALUES(?, ?, ?)", records)
+        db.execute("DELETE FROM removed")
+        last = rows[-1][0] if rows else 0
+        meta = {
+            "seg_last": last,
+            "seg_size": count,
+            "seg_docids": array("q", (row[0] for row in rows)).tobytes(),
+            "seg_flags": bytes(flags),
+            "seg_rank": rank.tobytes(),
+            **{f"seg_vocab_{field}": "".join(words) for field, words in vocab.items()},
+        }
+        db.executemany("INSERT OR REPLACE INTO meta VALUES(?, ?)", list(meta.items()))
+        db.execute("COMMIT")
+    except BaseException:
+        db.execute("ROLLBACK")
+        raise
+
+
+def _containing(vocab: str, token: str) -> list[str]:
+    """Every word of a ``\\n``-delimited word list that contains ``token``."""
+    words = []
+    at = vocab.find(token)
+    while at >= 0:
+        start = vocab.rfind("\n", 0, at) + 1
+        end = vocab.find("\n", at)
+        words.append(vocab[start:end])
+        at = vocab.find(token, end)
+    return words
+
+
+class Segment:
+    """The segment of one scope index, loaded for one search."""
+
+    def __init__(self, index: ScopeIndex) -> None:
+        self.index = index
+        meta = index.get_meta(
+            "seg_last", "seg_size", "seg_docids", "seg_flags", "seg_rank",
+            "seg_vocab_b", "seg_vocab_t", "seg_vocab_m",
+        )  # fmt: skip
+        self.last = int(meta.get("seg_last") or 0)
+        self.size = int(meta.get("seg_size") or 0)
+        self.docids = array("q")
+        self.docids.frombytes(meta.get("seg_docids") or b"")
+        self.flags = bytes(meta.get("seg_flags") or b"")
+        self.rank = array("I")
+        self.rank.frombytes(meta.get("seg_rank") or b"")
+        self.vocab = {field: str(meta.get(f"seg_vocab_{field}") or "\n") for field in "btm"}
+
+    # -- vectors -------------------------------------------------------------------------------
+
+    def _postings(self, keys: list[str]) -> list[tuple[bytes | None, bytes]]:
+        found = []
+        for start in range(0, len(keys), _CHUNK):
+            chunk = keys[start : start + _CHUNK]
+            marks = ",".join("?" for _ in chunk)
+            found.extend(
+                (slots, vals)
+                for slots, vals in self.index.query(
+                    f"SELECT slots, vals FROM seg_keys WHERE key IN ({marks})", chunk
+                )
+            )
+        return found
+
+    def _present(self, keys: list[str]) -> bytes:
+        """One byte a document: 1 when any of ``keys`` holds it."""
+        hits = bytearray(self.size)
+        dense = 0
+        for slots, vals in self._postings(keys):
+            if slots is None:
+                dense |= int.from_bytes(vals.translate(_PRESENT), _ORDER)
+            else:
+                for slot in array("I", slots):
+                    hits[slot] = 1
+        if dense:
+            return (int.from_bytes(hits, _ORDER) | dense).to_bytes(self.size, _ORDER)
+        return bytes(hits)
+
+    def _body(self, token: str) -> bytes:
+        """One byte a document: min(5, occurrences of ``token`` in the body)."""
+        words = _containing(self.vocab["b"], token)
+        factors = {f"b:{word}": word.count(token) for word in words}
+        keys = list(factors)
+        sparse = bytearray(self.size)
+        dense = 0
+        added = 0
+        for start in range(0, len(keys), _CHUNK):
+            chunk = keys[start : start + _CHUNK]
+            marks = ",".join("?" for _ in chunk)
+            for key, slots, vals in self.index.query(
+                f"SELECT key, slots, vals FROM seg_keys WHERE key IN ({marks})", chunk
+            ):
+                factor = factors[key]
+                if slots is None:
+                    table = _CAP5 if factor == 1 else _times_capped(factor)
+                    dense += int.from_bytes(vals.translate(table), _ORDER)
+                    added += 1
+                    if added % 40 == 0:  # lanes hold at most 40 x 5 + 5 before capping
+                        dense = int.from_bytes(
+                            dense.to_bytes(self.size, _ORDER).translate(_CAP5), _ORDER
+                        )
+                else:
+                    for slot, value in zip(array("I", slots), vals, strict=True):
+                        total = sparse[slot] + value * factor
+                        sparse[slot] = total if total < 5 else 5
+        if not dense:
+            return bytes(sparse)
+        total = int.from_bytes(sparse, _ORDER) + dense
+        return total.to_bytes(self.size, _ORDER).translate(_CAP5)
+
+    def _widen(self, lanes: bytes) -> int:
+        """8-bit lanes to 16-bit lanes (as a big integer in native order)."""
+        wide = bytearray(2 * self.size)
+        if _ORDER == "little":
+            wide[0::2] = lanes
+        else:
+            wide[1::2] = lanes
+        return int.from_bytes(wide, _ORDER)
+
+    # -- search --------------------------------------------------------------------------------
+
+    def top(
+        self,
+        lowered: str,
+        tokens: list[str],
+        kinds: list[str] | None,
+        harness: str | None,
+        limit: int,
+    ) -> list[tuple[int, int]]:
+        """The best ``limit`` (score, docid) of the segment, best first, ties newer then ID."""
+        size = self.size
+        if not size or not tokens:
+            return []
+        allowed = {KIND_CODES[kind] for kind in (kinds if kinds is not None else MEMORY_KINDS)}
+        eligible = bytearray(self.flags.translate(bytes(
+            255 if code in allowed else 0 for code in range(256)
+        )))  # fmt: skip
+        for (docid,) in self.index.query(
+            "SELECT docid FROM removed WHERE docid <= ?", (self.last,)
+        ):
+            slot = bisect.bisect_left(self.docids, docid)
+            if slot < size and self.docids[slot] == docid:
+                eligible[slot] = 0
+        if harness is not None:
+            visible = self._present(["h:all", f"h:{harness}"]).translate(_weight(255))
+            eligible = bytearray(
+                (int.from_bytes(eligible, _ORDER) & int.from_bytes(visible, _ORDER)).to_bytes(
+                    size, _ORDER
+                )
+            )
+        total = 0
+        in_title = -1  # documents whose title holds every token (candidates for the phrase)
+        body_of_single: bytes | None = None
+        for token in tokens:
+            body = self._body(token)
+            title = self._present([f"t:{w}" for w in _containing(self.vocab["t"], token)])
+            meta = self._present([f"m:{w}" for w in _containing(self.vocab["m"], token)])
+            tag = self._present([f"g:{token}"])
+            lanes = (
+                int.from_bytes(body, _ORDER)
+                + int.from_bytes(title.translate(_weight(8)), _ORDER)
+                + int.from_bytes(tag.translate(_weight(6)), _ORDER)
+                + int.from_bytes(meta.translate(_weight(3)), _ORDER)
+            )
+            total += self._widen(lanes.to_bytes(size, _ORDER))
+            in_title &= int.from_bytes(title, _ORDER)
+            body_of_single = body
+        wide_mask = bytearray(2 * size)
+        wide_mask[0::2] = eligible
+        wide_mask[1::2] = eligible
+        total &= int.from_bytes(wide_mask, _ORDER)
+        scores = array("H")
+        scores.frombytes(total.to_bytes(2 * size, _ORDER))
+
+        phrase_in_title: set[int] = set()
+        if in_title > 0:
+            slots = list(compress(range(size), in_title.to_bytes(size, _ORDER)))
+            slots = [slot for slot in slots if scores[slot]]
+            for docid in self._docids_where(slots, "docs", "instr(title_l, ?) > 0", lowered):
+                slot = bisect.bisect_left(self.docids, docid)
+                phrase_in_title.add(slot)
+                scores[slot] += 20
+
+        ranked = sorted(scores, reverse=True)
+        floor = ranked[limit - 1] if len(ranked) >= limit else 0
+        threshold = max(1, floor - 5)
+        candidates = list(compress(range(size), map(threshold.__le__, scores)))
+        bonus = [slot for slot in candidates if slot not in phrase_in_title]
+        if len(tokens) == 1 and lowered == tokens[0] and body_of_single is not None:
+            body_hits = [slot for slot in bonus if body_of_single[slot]]
+        else:
+            docids = self._docids_where(bonus, "bodies", "instr(body_l, ?) > 0", lowered)
+            body_hits = [bisect.bisect_left(self.docids, docid) for docid in docids]
+        for slot in body_hits:
+            scores[slot] += 5
+        best = sorted(candidates, key=lambda slot: (-scores[slot], self.rank[slot]))[:limit]
+        return [(scores[slot], self.docids[slot]) for slot in best]
+
+    def _docids_where(self, slots: list[int], table: str, condition: str, value: Any) -> list[int]:
+        found: list[int] = []
+        for start in range(0, len(slots), _CHUNK):
+            chunk = [self.docids[slot] for slot in slots[start : start + _CHUNK]]
+            marks = ",".join("?" for _ in chunk)
+            found.extend(
+                docid
+                for (docid,) in self.index.query(
+                    f"SELECT docid FROM {table} WHERE docid IN ({marks}) AND {condition}",
+                    [*chunk, value],
+                )
+            )
+        return found
