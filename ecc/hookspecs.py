@@ -16,6 +16,10 @@ hook of another group is refused (``ecc.plugins.HOOK_GROUPS``).
 
 Hooks that pick one owner are ``firstresult``: they receive the harness (or backend) name and
 return ``None`` when it is not theirs. The data types passed in and out live in ``ecc.types``.
+A ``config`` argument (and ``LaunchContext.config``) may be the validated configuration as a
+read-only view (``ecc.fastconfig.ConfigView``, as on every hot path and in the session runner):
+attribute and mapping access work (``config.harness_runners.get(name).program``), model methods
+do not.
 """
 
 from __future__ import annotations

@@ -151,7 +151,7 @@ def dispatch_queued(store: Store, config: Config) -> list[str]:
             continue
         if session.runner_pid is not None and procs.alive(session.runner_pid, session.runner_token):
             continue  # its runner is still deciding; it will find the slot taken for it
-        submit(store, session)
+        submit(store, session, config)
         started.append(session.id)
     return started
 

@@ -505,12 +505,15 @@ class Runner:
         return working
 
     def _build(self, session: Session, working: Path) -> tuple[list[str], dict[str, str]]:
-        from ecc.config import AgentProfile
         from ecc.plugins import get_plugins
         from ecc.types import LaunchContext
 
         hook = get_plugins(self.config).hook
-        profile = AgentProfile(**session.profile) if session.profile else None
+        profile = None
+        if session.profile:  # the typed profile adapters expect (pydantic only for these)
+            from ecc.config import AgentProfile
+
+            profile = AgentProfile(**session.profile)
         launch = LaunchContext(
             session_id=session.id,
             task=session.task,
@@ -807,8 +810,13 @@ def run_remote_session(session_id: str, *, host: str | None = None) -> str:
 
 
 def run_session(session_id: str) -> int:
-    """Entry point of ``ecc run-session``: returns the runner's exit status."""
-    from ecc.config import get_config
+    """Entry point of ``ecc run-session``: returns the runner's exit status.
+
+    The configuration is the cached, validated view (:mod:`ecc.fastconfig`; a miss validates
+    in full), so a runner starts without importing pydantic while the next ``ecc run -d``
+    may be starting beside it.
+    """
+    from ecc import fastconfig
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
-    return Runner(session_id, get_config()).run()
+    return Runner(session_id, fastconfig.view()).run()

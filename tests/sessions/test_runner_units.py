@@ -110,3 +110,35 @@ def test_output_events_land_in_the_store(tmp_path: Path) -> None:
     assert store.list_tool_calls("s1")[0]["tool"] == "Bash"
     assert store.list_events("s1")[-1]["kind"] == "output_final"
     store.close()
+
+
+def test_runner_reads_the_cached_config_view_not_pydantic(tmp_path: Path, store: Store) -> None:
+    """A runner starts beside the next ``ecc run -d``: no pydantic for a profile-less session."""
+    import json
+    import subprocess
+    import sys
+
+    from ecc import fastconfig
+    from ecc.sessions import manager
+
+    config = fastconfig.view(cwd=tmp_path)  # fills the cached view, as ecc run does there
+    request = manager.Request(task="echo hi", harness="shell", use_worktree=False, cwd=tmp_path)
+    session = manager.create(store, request, config)
+    probe = (
+        "import json, sys\n"
+        "from ecc.sessions.runner import run_session\n"
+        "status = run_session(sys.argv[1])\n"
+        "print(json.dumps([status, [m for m in ('pydantic', 'ecc.config') if m in sys.modules]]))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe, session.id],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout.splitlines()[-1]) == [0, []]
+    final = store.get_session(session.id)
+    assert final is not None and final.state == State.COMPLETED
+    assert [row["line"] for row in store.read_output(session.id)] == ["hi"]
