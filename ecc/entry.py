@@ -1,7 +1,8 @@
 """The console-script entry point, kept apart from ``ecc.cli`` so ``--version`` imports nothing.
 
 Agents' hooks call ``ecc`` on every tool call; a bare ``ecc --version`` is also how wrappers
-probe for it. Both paths must cost little more than the interpreter's own start-up.
+probe for it. Both paths must cost little more than the interpreter's own start-up. The plain
+form of ``ecc memory search`` skips click too (:mod:`ecc.searchcall`).
 """
 
 from __future__ import annotations
@@ -19,6 +20,12 @@ def main() -> None:
         from ecc.hookcall import main as hook_main
 
         status = hook_main(sys.argv[2:])
+        if status is not None:
+            sys.exit(status)
+    if sys.argv[1:3] == ["memory", "search"]:  # recall at the start of every task: no click
+        from ecc.searchcall import main as search_main
+
+        status = search_main(sys.argv[3:])
         if status is not None:
             sys.exit(status)
     from ecc.cli import main as cli_main

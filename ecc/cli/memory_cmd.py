@@ -279,29 +279,15 @@ def search_command(
 ) -> None:
     """Search active memories (default scopes project and team). Use -- before a query
     that starts with a dash."""
-    service = _service()
-    text = " ".join(query)
-    result = service.search(
-        text,
-        scopes=list(scopes) or None,
-        kinds=list(kinds) or None,
-        target_harness=target_harness,
-        limit=limit,
-    )
+    from ecc import searchcall  # the same search and output as the click-free hot path
+
+    options = {"query": list(query), "scopes": list(scopes), "kinds": list(kinds)}
+    result = searchcall.search({**options, "target": target_harness, "limit": limit})
     if as_json:
         _emit_json(result)
         return
-    if not result["results"]:
-        _say("No matching memories found.")
-    for item in result["results"]:
-        memory = item["memory"]
-        _say(
-            "[", memory["trust"], "] ", memory["id"], " — ", memory["title"],
-            " (score ", item["score"], ")",
-        )  # fmt: skip
-        _say("  ", item["excerpt"])
-    if result["diagnostics"]["truncated"]:
-        _say("(The scan budget was reached: some memories were not searched; run doctor.)")
+    for line in searchcall.render(result):
+        click.echo(line)
 
 
 @memory_group.command("read")

@@ -87,7 +87,6 @@ def tokenize(text: str) -> list[str]:
     return WORD_RUN.findall(text.lower())
 
 
-_LISTING_LINE = "{0.rel}\t{0.stamp}".format
 _REL = operator.attrgetter("rel")
 _WHITESPACE_RUN = re.compile(f"[{JS_WHITESPACE}]+")
 
@@ -342,7 +341,7 @@ class VaultService:
         load: VaultLoad,
     ) -> ScopeLoad:
         scope_load = ScopeLoad(scope, index)
-        listing = "\n".join(map(_LISTING_LINE, documents))
+        listing = "\n".join([f"{doc.rel}\t{doc.stamp}" for doc in documents])
         if index.persistent and self._unchanged(index, listing, documents, scope_load, load):
             return scope_load
         known = index.stamps()

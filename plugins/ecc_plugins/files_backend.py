@@ -145,10 +145,15 @@ class FilesStore:
             return
         with os.scandir(fd) as iterator:
             entries = sorted(iterator, key=_NAME)
-        documents = result.documents
+        if all(map(_IS_REGULAR, entries)):  # a kind directory: files only, no recursion
+            room = budget - result.visited
+            if len(entries) > room:
+                entries = entries[:room]
+                result.truncated = True
+            result.visited += len(entries)
+            self._add_files(prefix, [e for e in entries if e.name.endswith(".md")], result)
+            return
         visited = result.visited
-        # One pass in name order; a vault has tens of thousands of entries, so the common case
-        # (a regular *.md file with a printable name) costs one type check and one stat.
         for entry in entries:
             if visited >= budget:
                 result.truncated = True
@@ -156,14 +161,8 @@ class FilesStore:
             visited += 1
             name = entry.name
             if entry.is_file(follow_symlinks=False):
-                if name[0] == "." or not name.endswith(".md"):
-                    continue
-                rel = prefix + name
-                if not rel.isascii() and _printable(rel) != rel:
-                    documents.append(DocumentRef(_printable(rel), ""))  # not UTF-8: unreadable
-                    continue
-                info = entry.stat(follow_symlinks=False)
-                documents.append(DocumentRef(rel, _STAMP(info)))
+                if name.endswith(".md"):
+                    self._add_files(prefix, [entry], result)
             elif entry.is_dir(follow_symlinks=False):
                 if name[0] == ".":
                     continue
@@ -180,6 +179,23 @@ class FilesStore:
                 result.symlinks.append(_printable(prefix + name))
         result.visited = visited
 
+    @staticmethod
+    def _add_files(prefix: str, entries: list[os.DirEntry[str]], result: ScanResult) -> None:
+        documents = result.documents
+        for entry in entries:
+            name = entry.name
+            if name[0] == ".":
+                continue
+            rel = prefix + name
+            if not rel.isascii() and _printable(rel) != rel:
+                documents.append(DocumentRef(_printable(rel), ""))  # not UTF-8: unreadable
+                continue
+            info = entry.stat(follow_symlinks=False)
+            stamp = (  # an f-string: twice as fast as str.format, and this runs per file
+                f"{info.st_dev}:{info.st_ino}:{info.st_size}:{info.st_mtime_ns}:{info.st_ctime_ns}"
+            )
+            documents.append(DocumentRef(rel, stamp))
+
     def read(self, scope: str, rel: str, max_bytes: int) -> str:
         directory, _, name = rel.rpartition("/")
         fd = self._dir_fds.get((scope, directory))
@@ -194,7 +210,7 @@ class FilesStore:
 
 
 _NAME = operator.attrgetter("name")
-_STAMP = "{0.st_dev}:{0.st_ino}:{0.st_size}:{0.st_mtime_ns}:{0.st_ctime_ns}".format
+_IS_REGULAR = operator.methodcaller("is_file", follow_symlinks=False)
 
 
 def _printable(rel: str) -> str:

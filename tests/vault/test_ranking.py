@@ -27,9 +27,7 @@ WORDS = [
 ]  # fmt: skip
 # ...and many rarer ones built from the same syllables: sparse postings, tokens in many words.
 _SYLLABLES = ["ab", "ba", "ro", "ll", "ou", "t", "ß", "日", "1"]
-RARE = sorted(
-    {"".join(random.Random(n).choices(_SYLLABLES, k=1 + n % 4)) for n in range(600)}
-)
+RARE = sorted({"".join(random.Random(n).choices(_SYLLABLES, k=1 + n % 4)) for n in range(600)})
 PUNCT = [" ", " ", " ", "\n", ". ", ", ", "/", "!", "\t", " - "]
 
 

@@ -1,0 +1,120 @@
+"""The hot path of ``ecc memory search``: agents recall memory at the start of every task.
+
+The plain forms (query words, ``--scope``, ``--kind``, ``--target-harness``, ``--limit N``,
+``--json``, ``--``) are parsed here without importing click, which costs about as much as the
+search of a 5,000-memory vault. Anything else (``--help``, an unknown option, a value click would
+reject or that looks like an option) returns ``None`` and goes through the click command, which
+prints its usual messages. Both paths print through :func:`render` and report errors the same
+way (``tests/vault/test_searchcall.py`` runs every form through both).
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from typing import Any
+
+from ecc.errors import EccError
+
+_VALUED = {"--scope": "scopes", "--kind": "kinds", "--target-harness": "target", "--limit": "limit"}
+_REPEATABLE = ("scopes", "kinds")
+
+
+def parse(args: list[str]) -> dict[str, Any] | None:
+    """The search options of a plain command line, or ``None`` when click must handle it."""
+    options: dict[str, Any] = {"query": [], "scopes": [], "kinds": [], "target": None}
+    options.update(limit=None, as_json=False)
+    index = 0
+    while index < len(args):
+        arg = args[index]
+        index += 1
+        if arg == "--":
+            options["query"].extend(args[index:])
+            break
+        if not arg.startswith("-") or arg == "-":
+            options["query"].append(arg)
+            continue
+        if arg == "--json":
+            options["as_json"] = True
+            continue
+        name, equals, value = arg.partition("=")
+        key = _VALUED.get(name)
+        if key is None:
+            return None  # --help, --dry-run, a typo: click's messages
+        if not equals:
+            if index >= len(args):
+                return None
+            value = args[index]
+            index += 1
+        if value.startswith("-"):
+            return None
+        if key == "limit":
+            try:
+                value = int(value)
+            except ValueError:
+                return None
+        if key in _REPEATABLE:
+            options[key].append(value)
+        else:
+            options[key] = value
+    return options
+
+
+def render(result: dict[str, Any]) -> Iterator[str]:
+    """The human-readable lines of a search result (every one through the sanitiser)."""
+    from ecc.terminal import sanitize
+
+    def line(*parts: Any) -> str:
+        return "".join(sanitize(part) for part in parts)
+
+    if not result["results"]:
+        yield line("No matching memories found.")
+    for item in result["results"]:
+        memory = item["memory"]
+        yield line(
+            "[", memory["trust"], "] ", memory["id"], " — ", memory["title"],
+            " (score ", item["score"], ")",
+        )  # fmt: skip
+        yield line("  ", item["excerpt"])
+    if result["diagnostics"]["truncated"]:
+        yield line("(The scan budget was reached: some memories were not searched; run doctor.)")
+
+
+def search(options: dict[str, Any]) -> dict[str, Any]:
+    from ecc.vault.roots import check_root_overrides
+    from ecc.vault.service import open_service
+
+    check_root_overrides()
+    return open_service().search(
+        " ".join(options["query"]),
+        scopes=options["scopes"] or None,
+        kinds=options["kinds"] or None,
+        target_harness=options["target"],
+        limit=options["limit"],
+    )
+
+
+def main(args: list[str]) -> int | None:
+    """Run ``ecc memory search ARGS``; ``None`` means "use the click command instead"."""
+    options = parse(args)
+    if options is None:
+        return None
+    try:
+        result = search(options)
+    except EccError as exc:
+        from ecc.terminal import sanitize
+
+        sys.stderr.write(f"Error: {sanitize(exc.message)}\n")
+        return exc.exit_code
+    if options["as_json"]:
+        import json
+
+        text = json.dumps(result, indent=2, ensure_ascii=False)
+    else:
+        text = "\n".join(render(result))
+    try:
+        sys.stdout.write(text + "\n")
+        sys.stdout.flush()
+    except BrokenPipeError:  # `ecc memory search … | head`: as click does, quietly
+        return 1
+    return 0

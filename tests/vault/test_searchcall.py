@@ -1,0 +1,116 @@
+"""``ecc memory search`` has a click-free hot path (ecc.searchcall): every form prints the same
+bytes and exits with the same code as the click command, and the forms it does not handle fall
+through to click. (Both print through ``searchcall.render``, which sanitises every line.)"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ecc import searchcall
+from tests.conftest import run_ecc
+
+CLICK_ONLY = [sys.executable, "-c", "import sys; from ecc.cli import main; main(sys.argv[1:])"]
+
+
+def _click(repo: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [*CLICK_ONLY, "memory", "search", *args],
+        cwd=repo,
+        env=dict(os.environ),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+@pytest.fixture
+def vault(repo: Path, isolated_env: Path) -> Path:
+    for n, (title, body, kind) in enumerate(
+        [
+            ("Auth migration", "The migration tests pass; rollout pending.", "note"),
+            ("Rollout plan", "Roll out the auth change on Monday.", "decision"),
+            ("Team lint rules", "Lint with ruff; a migration of config is due.", "lesson"),
+        ]
+    ):
+        out = run_ecc(
+            "memory", "save", "--title", title, "--stdin", "--kind", kind,
+            "--scope", "team" if n == 2 else "project", "--target", "codex" if n else "all",
+            cwd=repo, input=body,
+        )  # fmt: skip
+        assert out.returncode == 0, out.stderr
+    return repo
+
+
+FORMS = [
+    ["migration"],
+    ["auth", "migration"],
+    ["--json", "rollout"],
+    ["rollout", "--json"],
+    ["--scope", "team", "migration"],
+    ["--scope=project", "--scope", "team", "--kind", "note", "migration"],
+    ["--target-harness", "claude", "rollout"],
+    ["--target-harness=codex", "--json", "auth"],
+    ["--limit", "1", "migration"],
+    ["--limit=2", "--json", "migration"],
+    ["--", "--json", "migration"],
+    ["-", "migration"],
+    [],
+    ["nothing-matches-this"],
+    # errors the service reports, and forms left to click
+    ["--limit", "0", "auth"],
+    ["--limit", "x", "auth"],
+    ["--scope", "galaxy", "auth"],
+    ["--kind", "poem", "auth"],
+    ["--target-harness", "Not A Slug", "auth"],
+    ["--help"],
+    ["-h"],
+    ["--trust", "verified", "auth"],
+    ["--limit"],
+    ["--scope", "--json"],
+    ["--json=1", "auth"],
+]
+
+
+@pytest.mark.parametrize("form", FORMS, ids=lambda form: " ".join(form) or "(none)")
+def test_fast_path_prints_what_click_prints(vault: Path, form: list[str]) -> None:
+    fast = run_ecc("memory", "search", *form, cwd=vault)
+    slow = _click(vault, *form)
+    assert (fast.returncode, fast.stdout, fast.stderr) == (
+        slow.returncode,
+        slow.stdout,
+        slow.stderr,
+    )
+
+
+def test_fast_path_takes_the_plain_forms_only() -> None:
+    assert searchcall.parse(["a", "--scope=team", "--kind", "note", "--limit", "3", "b"]) == {
+        "query": ["a", "b"],
+        "scopes": ["team"],
+        "kinds": ["note"],
+        "target": None,
+        "limit": 3,
+        "as_json": False,
+    }
+    assert searchcall.parse(["--", "--json"])["query"] == ["--json"]
+    for form in (["--help"], ["-h"], ["--limit"], ["--limit", "x"], ["--kind", "-x"], ["-x"]):
+        assert searchcall.parse(form) is None, form
+
+
+def test_plain_search_does_not_import_click(vault: Path) -> None:
+    probe = (
+        "import atexit, sys\n"
+        "atexit.register(lambda: sys.stderr.write('click loaded: %s' % ('click' in sys.modules)))\n"
+        "sys.argv = ['ecc', 'memory', 'search', '--json', 'auth']\n"
+        "from ecc.entry import main\n"
+        "main()\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", probe], cwd=vault, capture_output=True, text=True, timeout=60
+    )
+    assert out.returncode == 0 and '"results"' in out.stdout
+    assert out.stderr.endswith("click loaded: False")
