@@ -23,7 +23,7 @@ class Budget:
     max_bytes: int
 
 
-@dataclass
+@dataclass(slots=True)
 class DocumentRef:
     """One candidate document found by a scan: where it is and a stamp that changes with it."""
 

@@ -375,6 +375,7 @@ class VaultService:
         scan = {
             "scan": None if truncated else listing,
             "scan_bytes": load.scanned_bytes - start_bytes,
+            "scan_invalid": load.invalid_file_count - start_invalid,
         }
         try:
             index.apply(upserts, set(known) - set(scope_load.included), scan)
@@ -398,13 +399,15 @@ class VaultService:
     ) -> bool:
         """Take the last refresh's outcome when the same files with the same stamps were seen."""
         try:
-            meta = index.get_meta("scan", "scan_bytes")
-            if meta.get("scan") != listing or meta.get("scan_bytes") is None:
+            meta = index.get_meta("scan", "scan_bytes", "scan_invalid")
+            if meta.get("scan") != listing or meta.get("scan_invalid") is None:
                 return False
             nbytes = int(meta["scan_bytes"])
             if load.scanned_bytes + nbytes > MAX_SCAN_BYTES:
                 return False
-            invalid = dict(index.query("SELECT rel, code FROM docs WHERE code IS NOT NULL"))
+            invalid = {}
+            if meta["scan_invalid"]:
+                invalid = dict(index.query("SELECT rel, code FROM docs WHERE code IS NOT NULL"))
         except sqlite3.Error:
             return False
         load.scanned_bytes += nbytes

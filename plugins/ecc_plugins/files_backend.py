@@ -7,10 +7,10 @@ directory descriptors, so a symlink swapped in during an operation is never foll
 
 from __future__ import annotations
 
-import operator
 import os
 from collections.abc import Mapping
 from pathlib import Path
+from stat import S_ISDIR, S_ISLNK, S_ISREG
 from typing import Any
 
 from ecc.errors import EccError
@@ -143,27 +143,33 @@ class FilesStore:
         if depth > MAX_DEPTH or result.visited >= budget:
             result.truncated = True
             return
-        with os.scandir(fd) as iterator:
-            entries = sorted(iterator, key=_NAME)
-        if all(map(_IS_REGULAR, entries)):  # a kind directory: files only, no recursion
-            room = budget - result.visited
-            if len(entries) > room:
-                entries = entries[:room]
-                result.truncated = True
-            result.visited += len(entries)
-            self._add_files(prefix, [e for e in entries if e.name.endswith(".md")], result)
-            return
+        # listdir + one lstat a name: the stat is needed anyway (a document's stamp), and it
+        # also gives the type, so the common case costs one system call a file.
+        names = sorted(os.listdir(fd))
+        documents = result.documents
         visited = result.visited
-        for entry in entries:
+        for name in names:
             if visited >= budget:
                 result.truncated = True
                 break
             visited += 1
-            name = entry.name
-            if entry.is_file(follow_symlinks=False):
-                if name.endswith(".md"):
-                    self._add_files(prefix, [entry], result)
-            elif entry.is_dir(follow_symlinks=False):
+            try:
+                info = os.stat(name, dir_fd=fd, follow_symlinks=False)
+            except FileNotFoundError:
+                continue  # removed since the listing
+            mode = info.st_mode
+            if S_ISREG(mode):
+                if name[0] == "." or not name.endswith(".md"):
+                    continue
+                rel = prefix + name
+                if not rel.isascii() and _printable(rel) != rel:
+                    documents.append(DocumentRef(_printable(rel), ""))  # not UTF-8: unreadable
+                    continue
+                stamp = (  # an f-string: twice as fast as str.format, and this runs per file
+                    f"{info.st_dev}:{info.st_ino}:{info.st_size}:{info.st_mtime_ns}:{info.st_ctime_ns}"
+                )
+                documents.append(DocumentRef(rel, stamp))
+            elif S_ISDIR(mode):
                 if name[0] == ".":
                     continue
                 rel = prefix + name
@@ -175,26 +181,9 @@ class FilesStore:
                 result.visited = visited
                 self._walk(scope, child, f"{rel}/", depth + 1, budget, result)
                 visited = result.visited
-            elif entry.is_symlink():
+            elif S_ISLNK(mode):
                 result.symlinks.append(_printable(prefix + name))
         result.visited = visited
-
-    @staticmethod
-    def _add_files(prefix: str, entries: list[os.DirEntry[str]], result: ScanResult) -> None:
-        documents = result.documents
-        for entry in entries:
-            name = entry.name
-            if name[0] == ".":
-                continue
-            rel = prefix + name
-            if not rel.isascii() and _printable(rel) != rel:
-                documents.append(DocumentRef(_printable(rel), ""))  # not UTF-8: unreadable
-                continue
-            info = entry.stat(follow_symlinks=False)
-            stamp = (  # an f-string: twice as fast as str.format, and this runs per file
-                f"{info.st_dev}:{info.st_ino}:{info.st_size}:{info.st_mtime_ns}:{info.st_ctime_ns}"
-            )
-            documents.append(DocumentRef(rel, stamp))
 
     def read(self, scope: str, rel: str, max_bytes: int) -> str:
         directory, _, name = rel.rpartition("/")
@@ -207,10 +196,6 @@ class FilesStore:
         for fd in self._dir_fds.values():
             os.close(fd)
         self._dir_fds.clear()
-
-
-_NAME = operator.attrgetter("name")
-_IS_REGULAR = operator.methodcaller("is_file", follow_symlinks=False)
 
 
 def _printable(rel: str) -> str:
