@@ -8,37 +8,49 @@ is the on-disk vault. Backends are obtained through the ``ecc_memory_backend`` h
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from ecc.errors import EccError
 
-
-@dataclass(frozen=True)
-class Budget:
-    """Deterministic scan limits shared by every scope of one request."""
-
-    max_entries: int
-    max_bytes: int
+# Plain slotted classes, not dataclasses: these are built on every memory search (one per file),
+# and creating a dataclass costs more at import than the rest of this module.
 
 
-@dataclass(slots=True)
 class DocumentRef:
     """One candidate document found by a scan: where it is and a stamp that changes with it."""
 
-    rel: str  # path below the scope root, '/'-separated
-    stamp: str  # file identity: changes whenever the content may have changed
+    __slots__ = ("rel", "stamp")
+
+    def __init__(self, rel: str, stamp: str) -> None:
+        self.rel = rel  # path below the scope root, '/'-separated
+        self.stamp = stamp  # file identity: changes whenever the content may have changed
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, DocumentRef):
+            return NotImplemented
+        return (self.rel, self.stamp) == (other.rel, other.stamp)
+
+    def __repr__(self) -> str:
+        return f"DocumentRef(rel={self.rel!r}, stamp={self.stamp!r})"
 
 
-@dataclass
 class ScanResult:
     """Everything a backend found in one scope, in deterministic (sorted) walk order."""
 
-    documents: list[DocumentRef] = field(default_factory=list)
-    symlinks: list[str] = field(default_factory=list)
-    visited: int = 0
-    truncated: bool = False
+    __slots__ = ("documents", "symlinks", "truncated", "visited")
+
+    def __init__(
+        self,
+        documents: list[DocumentRef] | None = None,
+        symlinks: list[str] | None = None,
+        visited: int = 0,
+        truncated: bool = False,
+    ) -> None:
+        self.documents = documents if documents is not None else []
+        self.symlinks = symlinks if symlinks is not None else []
+        self.visited = visited
+        self.truncated = truncated
 
 
 @runtime_checkable

@@ -31,9 +31,40 @@ MAX_TARGET_HARNESSES = 32
 MAX_ID_CHARS = 132
 MAX_SLUG_CHARS = 64
 
-ID_RE = re.compile(r"mem_[a-z0-9][a-z0-9_-]{2,127}", re.ASCII)
-SLUG_RE = re.compile(r"[a-z0-9][a-z0-9._-]{0,63}", re.ASCII)
-TIMESTAMP_RE = re.compile(
+
+class LazyPattern:
+    """A regular expression compiled on first use.
+
+    Parsing and validation need these; a warm search hardly does, and compiling every pattern at
+    import (a Unicode class takes most of a millisecond) is paid by every ``ecc`` process.
+    """
+
+    __slots__ = ("_compiled", "_flags", "_pattern")
+
+    def __init__(self, pattern: str, flags: int = 0) -> None:
+        self._pattern = pattern
+        self._flags = flags
+        self._compiled: re.Pattern[str] | None = None
+
+    @property
+    def compiled(self) -> re.Pattern[str]:
+        if self._compiled is None:
+            self._compiled = re.compile(self._pattern, self._flags)
+        return self._compiled
+
+    def search(self, text: str, *args: int) -> re.Match[str] | None:
+        return self.compiled.search(text, *args)
+
+    def fullmatch(self, text: str, *args: int) -> re.Match[str] | None:
+        return self.compiled.fullmatch(text, *args)
+
+    def split(self, text: str) -> list[str]:
+        return self.compiled.split(text)
+
+
+ID_RE = LazyPattern(r"mem_[a-z0-9][a-z0-9_-]{2,127}", re.ASCII)
+SLUG_RE = LazyPattern(r"[a-z0-9][a-z0-9._-]{0,63}", re.ASCII)
+TIMESTAMP_RE = LazyPattern(
     r"([0-9]{4})-([0-9]{2})-([0-9]{2})T([0-9]{2}):([0-9]{2}):([0-9]{2})\.([0-9]{3})Z", re.ASCII
 )
 
@@ -61,12 +92,12 @@ JS_WHITESPACE = (
     "\t\n\x0b\x0c\r \xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009"
     "\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
 )
-_UNSAFE = re.compile(r"[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
-_UNSAFE_BODY = re.compile(
+_UNSAFE = LazyPattern(r"[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+_UNSAFE_BODY = LazyPattern(
     r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff]"
 )
-_CLOSING = re.compile(r"\r?\n---(?=\r\n|\n|\Z)")
-_LINE_BREAK = re.compile(r"\r?\n")
+_CLOSING = LazyPattern(r"\r?\n---(?=\r\n|\n|\Z)")
+_LINE_BREAK = LazyPattern(r"\r?\n")
 
 
 class MemoryFormatError(EccError):

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -23,16 +22,51 @@ _SEAL = object()
 MAX_ROOT_OVERRIDE_CHARS = 4096
 
 
-@dataclass(frozen=True)
 class VaultRoots:
-    """The directory of each scope and its trusted boundary (set only by the resolver)."""
+    """The directory of each scope and its trusted boundary (set only by the resolver).
 
-    project: Path
-    team: Path
-    user: Path
-    project_root: Path
-    _boundaries: Mapping[str, str] = field(repr=False, compare=False, default_factory=dict)
-    _seal: Any = field(repr=False, compare=False, default=None)
+    Immutable once built (a plain class: a frozen dataclass costs more to define than a search
+    spends resolving roots).
+    """
+
+    __slots__ = ("_boundaries", "_seal", "project", "project_root", "team", "user")
+
+    def __init__(
+        self,
+        project: Path,
+        team: Path,
+        user: Path,
+        project_root: Path,
+        _boundaries: Mapping[str, str] | None = None,
+        _seal: Any = None,
+    ) -> None:
+        for name, value in (
+            ("project", project), ("team", team), ("user", user), ("project_root", project_root),
+            ("_boundaries", dict(_boundaries or {})), ("_seal", _seal),
+        ):  # fmt: skip
+            object.__setattr__(self, name, value)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError(f"VaultRoots is immutable (cannot set {name!r})")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"VaultRoots is immutable (cannot delete {name!r})")
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, VaultRoots):
+            return NotImplemented
+        return (self.project, self.team, self.user, self.project_root) == (
+            other.project, other.team, other.user, other.project_root,
+        )  # fmt: skip
+
+    def __hash__(self) -> int:
+        return hash((self.project, self.team, self.user, self.project_root))
+
+    def __repr__(self) -> str:
+        return (
+            f"VaultRoots(project={self.project!r}, team={self.team!r}, user={self.user!r},"
+            f" project_root={self.project_root!r})"
+        )
 
     def root(self, scope: str) -> Path:
         return {"project": self.project, "team": self.team, "user": self.user}[scope]

@@ -12,17 +12,19 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-SECRET_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("provider API key", re.compile(r"\bsk-[A-Za-z0-9_-]{16,}\b", re.ASCII | re.IGNORECASE)),
-    ("Stripe key", re.compile(r"\b(?:sk|rk)_live_[A-Za-z0-9]{16,}\b", re.ASCII)),
-    ("npm token", re.compile(r"\bnpm_[A-Za-z0-9]{20,}\b", re.ASCII)),
-    ("Hugging Face token", re.compile(r"\bhf_[A-Za-z0-9]{20,}\b", re.ASCII)),
-    ("GitHub token", re.compile(r"\bgh[pors]_[A-Za-z0-9]{16,}\b", re.ASCII)),
-    ("GitHub token", re.compile(r"\bgithub_pat_[A-Za-z0-9_]{16,}\b", re.ASCII)),
-    ("Google API key", re.compile(r"\bAIza[A-Za-z0-9_-]{16,}\b", re.ASCII)),
-    ("Slack token", re.compile(r"\bxox[baprs]-[A-Za-z0-9-]{10,}\b", re.ASCII)),
-    ("AWS access key", re.compile(r"\b(?:AKIA|ASIA)[A-Z0-9]{16}\b", re.ASCII)),
-    ("private key", re.compile(r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----", re.ASCII)),
+from ecc.vault.format import LazyPattern
+
+SECRET_PATTERNS: tuple[tuple[str, LazyPattern], ...] = (
+    ("provider API key", LazyPattern(r"\bsk-[A-Za-z0-9_-]{16,}\b", re.ASCII | re.IGNORECASE)),
+    ("Stripe key", LazyPattern(r"\b(?:sk|rk)_live_[A-Za-z0-9]{16,}\b", re.ASCII)),
+    ("npm token", LazyPattern(r"\bnpm_[A-Za-z0-9]{20,}\b", re.ASCII)),
+    ("Hugging Face token", LazyPattern(r"\bhf_[A-Za-z0-9]{20,}\b", re.ASCII)),
+    ("GitHub token", LazyPattern(r"\bgh[pors]_[A-Za-z0-9]{16,}\b", re.ASCII)),
+    ("GitHub token", LazyPattern(r"\bgithub_pat_[A-Za-z0-9_]{16,}\b", re.ASCII)),
+    ("Google API key", LazyPattern(r"\bAIza[A-Za-z0-9_-]{16,}\b", re.ASCII)),
+    ("Slack token", LazyPattern(r"\bxox[baprs]-[A-Za-z0-9-]{10,}\b", re.ASCII)),
+    ("AWS access key", LazyPattern(r"\b(?:AKIA|ASIA)[A-Z0-9]{16}\b", re.ASCII)),
+    ("private key", LazyPattern(r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----", re.ASCII)),
 )
 
 

@@ -14,7 +14,6 @@ import os
 import re
 import sqlite3
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -146,22 +145,28 @@ def _delimited(values: Sequence[str]) -> str:
     return "\n" + "".join(f"{value}\n" for value in values)
 
 
-@dataclass
 class ScopeLoad:
-    scope: str
-    index: ScopeIndex
-    included: list[str] = field(default_factory=list)  # rels in walk order
+    """One scope of a load: its index and the documents included, in walk order."""
+
+    __slots__ = ("included", "index", "scope")
+
+    def __init__(self, scope: str, index: ScopeIndex) -> None:
+        self.scope = scope
+        self.index = index
+        self.included: list[str] = []  # rels in walk order
 
 
-@dataclass
 class VaultLoad:
-    scopes: list[ScopeLoad] = field(default_factory=list)
-    invalid_files: list[dict[str, str]] = field(default_factory=list)
-    invalid_file_count: int = 0
-    skipped_symlinks: list[str] = field(default_factory=list)
-    skipped_symlink_count: int = 0
-    scanned_bytes: int = 0
-    truncated: bool = False
+    """The scopes of one request and what their scans reported."""
+
+    def __init__(self) -> None:
+        self.scopes: list[ScopeLoad] = []
+        self.invalid_files: list[dict[str, str]] = []
+        self.invalid_file_count = 0
+        self.skipped_symlinks: list[str] = []
+        self.skipped_symlink_count = 0
+        self.scanned_bytes = 0
+        self.truncated = False
 
     def diagnostics(self) -> dict[str, Any]:
         return {
