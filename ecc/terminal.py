@@ -74,3 +74,11 @@ def sanitize(value: object) -> str:
         out.append(ch)
         i += 1
     return "".join(out)
+
+
+def json_text(payload: object) -> str:
+    """How ``--json`` output is printed: stable, 2-space indented JSON (never sanitised: JSON
+    escapes control characters itself)."""
+    import json
+
+    return json.dumps(payload, indent=2, ensure_ascii=False, default=str)

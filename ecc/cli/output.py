@@ -2,17 +2,16 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import click
 
-from ecc.terminal import sanitize
+from ecc.terminal import json_text, sanitize
 
 
 def emit_json(payload: Any) -> None:
     """Print ``payload`` as stable, 2-space indented JSON (never sanitised: JSON escapes it)."""
-    click.echo(json.dumps(payload, indent=2, ensure_ascii=False, default=str))
+    click.echo(json_text(payload))
 
 
 def say(text: object = "", *, err: bool = False) -> None:

@@ -50,35 +50,6 @@ def _options(func: Any) -> Any:
     return func
 
 
-def _create_and_submit(
-    task: str,
-    harness: str | None,
-    profile: str | None,
-    use_worktree: bool | None,
-    name: str,
-    cwd: Path | None,
-    executor: str | None = None,
-) -> Any:
-    from ecc import fastconfig
-    from ecc.sessions import manager
-    from ecc.sessions.store import open_store
-
-    config = fastconfig.view()  # validated, cached: ``ecc run -d`` imports no pydantic
-    store = open_store(config=config)
-    request = manager.Request(
-        task=task,
-        harness=harness,
-        profile=profile,
-        use_worktree=use_worktree,
-        name=name,
-        cwd=cwd,
-        executor=executor,
-    )
-    session = manager.create(store, request, config)
-    manager.submit(store, session, config)
-    return store, session, config
-
-
 @click.command("run")
 @_options
 @click.option("-d", "--detach", is_flag=True, help="Return at once; the session keeps running.")
@@ -116,11 +87,11 @@ def run_command(
             as_json=as_json,
         )
         return
-    store, session, _ = _create_and_submit(
-        task, harness, profile, use_worktree, name, cwd, executor
-    )
-    if detach:
-        _print_started(session, as_json)
+    from ecc.runcall import create_and_submit, started_text
+
+    store, session, _ = create_and_submit(task, harness, profile, use_worktree, name, cwd, executor)
+    if detach:  # also the plain form's path without click: ecc.runcall.main
+        click.echo(started_text(session, as_json))
         return
     if not as_json:
         say(f"Session {session.id} started ({session.harness}); Ctrl-C detaches.", err=True)
@@ -159,13 +130,6 @@ def start_command(
     """Start a session on TASK and return at once (the same as ecc run -d)."""
     context = click.get_current_context()
     context.invoke(run_command, detach=True, **context.params)
-
-
-def _print_started(session: Any, as_json: bool) -> None:
-    if as_json:
-        emit_json(session.as_dict())
-    else:
-        say(f"Session started: {session.id}")
 
 
 def follow(

@@ -1,0 +1,192 @@
+"""Starting a session: ``ecc run -d`` / ``ecc start``, and the runner's ``ecc run-session``.
+
+:func:`create_and_submit` is what both ``ecc run`` and ``ecc start`` do first: validate, record
+the session in the store, hand it to its executor. It and the text printed for a started session
+live here, outside :mod:`ecc.cli` (whose package imports click), because starting sessions is a
+hot path: an agent or a script may start many, and each ``ecc run -d`` also starts a runner
+process that competes for the same CPUs.
+
+:func:`main` is the plain form of those command lines without click (about 30 ms of imports
+and parsing): ``run -d``/``start`` with known options and one TASK, and ``run-session
+--session-id ID`` exactly as the ``local`` executor spawns it. Anything else (``--help``, a
+usage error, ``--remote``, ``ecc run`` without ``-d``, options it does not know, ``--``) returns
+None and click handles the command line as usual, with its own messages; the same goes for a
+``--cwd`` click would refuse. What this path prints and its exit statuses are click's:
+``Error: <sanitised message>`` on stderr and the error's exit code (1) for an
+:class:`ecc.errors.EccError`, ``Aborted!`` and 1 on Ctrl-C.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+# run/start options: name -> (parameter, value it sets, or None when it takes a value)
+_VALUE_OPTIONS = {
+    "--harness": "harness",
+    "--profile": "profile",
+    "--name": "name",
+    "--executor": "executor",
+    "--cwd": "cwd",
+}
+_FLAGS = {
+    "--json": ("as_json", True),
+    "--worktree": ("use_worktree", True),
+    "--no-worktree": ("use_worktree", False),
+}
+_DETACH = {"-d", "--detach"}  # ``run`` only; ``start`` has no such option
+
+
+def create_and_submit(
+    task: str,
+    harness: str | None,
+    profile: str | None,
+    use_worktree: bool | None,
+    name: str,
+    cwd: Path | None,
+    executor: str | None = None,
+) -> tuple[Any, Any, Any]:
+    """Create the session and hand it to its executor; returns (store, session, config)."""
+    from ecc import fastconfig
+    from ecc.sessions import manager
+    from ecc.sessions.store import open_store
+
+    config = fastconfig.view()  # validated, cached: ``ecc run -d`` imports no pydantic
+    store = open_store(config=config)
+    request = manager.Request(
+        task=task,
+        harness=harness,
+        profile=profile,
+        use_worktree=use_worktree,
+        name=name,
+        cwd=cwd,
+        executor=executor,
+    )
+    session = manager.create(store, request, config)
+    manager.submit(store, session, config)
+    return store, session, config
+
+
+def started_text(session: Any, as_json: bool) -> str:
+    """What ``ecc run -d`` prints for a started session (``--json``: the session object)."""
+    from ecc.terminal import json_text, sanitize
+
+    return json_text(session.as_dict()) if as_json else sanitize(f"Session started: {session.id}")
+
+
+def parse_start(args: list[str]) -> dict[str, Any] | None:
+    """The parameters of a plain ``run -d …``/``start …`` command line, else None."""
+    command, rest = args[0], args[1:]
+    params: dict[str, Any] = {
+        "harness": None,
+        "profile": None,
+        "name": "",
+        "executor": None,
+        "cwd": None,
+        "as_json": False,
+        "use_worktree": None,
+    }
+    seen: set[str] = set()
+    detach = command == "start"
+    tasks: list[str] = []
+    index = 0
+    while index < len(rest):
+        token = rest[index]
+        index += 1
+        if not token.startswith("-") or token == "-":
+            tasks.append(token)
+            continue
+        option, sep, value = token.partition("=")
+        if command == "run" and token in _DETACH and not detach:
+            detach = True
+            continue
+        if option in _FLAGS and not sep:
+            key, flag_value = _FLAGS[option]
+        elif option in _VALUE_OPTIONS:
+            if not sep:
+                if index >= len(rest) or rest[index].startswith("-"):
+                    return None  # a missing value, or one click might read otherwise
+                value = rest[index]
+                index += 1
+            key, flag_value = _VALUE_OPTIONS[option], value
+        else:
+            return None  # --help, --remote, --, an unknown or combined option: click decides
+        if key in seen:
+            return None  # a repeated option: click's rules
+        seen.add(key)
+        params[key] = flag_value
+    if not detach or len(tasks) != 1:
+        return None  # ecc run without -d follows the session (not a start-up path); usage errors
+    if params["cwd"] is not None:
+        params["cwd"] = _cwd(params["cwd"])
+        if params["cwd"] is None:
+            return None
+    params["task"] = tasks[0]
+    return params
+
+
+def _cwd(value: str) -> Path | None:
+    """``--cwd`` as click's ``Path(file_okay=False)`` converts it, or None where click refuses."""
+    import stat
+
+    try:
+        mode = os.stat(value).st_mode
+    except OSError:
+        return Path(value)  # a missing directory is the session code's error, as with click
+    if not stat.S_ISDIR(mode) or not os.access(value, os.R_OK):
+        return None
+    return Path(value)
+
+
+def _stream_ok(stream: Any) -> bool:
+    """Whether printing to ``stream`` directly writes what click.echo would (not ASCII-only)."""
+    import codecs
+
+    encoding = getattr(stream, "encoding", None)
+    try:
+        return bool(encoding) and codecs.lookup(encoding).name != "ascii"
+    except LookupError:
+        return False
+
+
+def _echo(text: str, stream: Any) -> None:
+    stream.write(text + "\n")
+    stream.flush()
+
+
+def main(args: list[str]) -> int | None:
+    """Run the plain form of ``args`` (``run -d …``, ``start …``, ``run-session --session-id
+    ID``) and return its exit status, or None for click to handle the command line."""
+    if args[:2] == ["run-session", "--session-id"] and len(args) == 3:
+        if args[2].startswith("-"):
+            return None
+        from ecc.sessions.runner import run_session
+
+        return run_session(args[2])
+    params = parse_start(args) if args[:1] in (["run"], ["start"]) else None
+    if params is None or not (_stream_ok(sys.stdout) and _stream_ok(sys.stderr)):
+        return None
+    from ecc.errors import EccError
+
+    try:
+        _, session, _ = create_and_submit(
+            params["task"],
+            params["harness"],
+            params["profile"],
+            params["use_worktree"],
+            params["name"],
+            params["cwd"],
+            params["executor"],
+        )
+        _echo(started_text(session, params["as_json"]), sys.stdout)
+    except EccError as exc:
+        from ecc.terminal import sanitize
+
+        _echo(f"Error: {sanitize(exc.message)}", sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        _echo("\nAborted!", sys.stderr)
+        return 1
+    return 0
