@@ -111,7 +111,9 @@ def js_trim(text: str) -> str:
 
 def utf16_length(text: str) -> int:
     """Length in UTF-16 code units (the unit of the reference's character limits)."""
-    return len(text) + sum(1 for ch in text if ord(ch) > 0xFFFF)
+    if text.isascii():
+        return len(text)
+    return len(text.encode("utf-16-le", "surrogatepass")) // 2  # lone surrogates count one
 
 
 def has_unsafe_characters(text: str, *, body: bool = False) -> bool:

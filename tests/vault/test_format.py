@@ -14,6 +14,7 @@ from ecc.vault.format import (
     normalize_memory,
     parse_memory_document,
     serialize_memory_document,
+    utf16_length,
 )
 from tests.vault.conftest import full_memory
 
@@ -234,3 +235,9 @@ def test_deeply_nested_json_value_is_a_format_error() -> None:
     text = "---\ntitle: " + "[" * 100000 + "\n---\nbody\n"
     with pytest.raises(MemoryFormatError):
         parse_memory_document(text)
+
+
+@given(st.text(alphabet=st.characters(codec=None, blacklist_categories=())))
+def test_utf16_length_counts_code_units(text: str) -> None:
+    """The reference's limits count UTF-16 units: astral characters are two, lone surrogates one."""
+    assert utf16_length(text) == len(text) + sum(1 for ch in text if ord(ch) > 0xFFFF)
