@@ -54,7 +54,11 @@ def _strings(value: Any) -> Iterable[str]:
 
 
 def find_secrets_in_memory(memory: Mapping[str, Any]) -> list[str]:
-    """Scan every raw string field of a memory, and its JSON form as the reference did."""
-    texts = list(_strings(memory))
-    texts.append(json.dumps(dict(memory), ensure_ascii=False, separators=(",", ":")))
-    return _scan(texts)
+    """Scan every raw string field of a memory, and its JSON form as the reference did.
+
+    The fields are scanned as one text joined by newlines: no pattern matches a newline, and a
+    newline is a word boundary just as a string's end is, so the result is the same as field by
+    field, with two searches a pattern instead of one a field.
+    """
+    fields = "\n".join(_strings(memory))
+    return _scan([fields, json.dumps(dict(memory), ensure_ascii=False, separators=(",", ":"))])

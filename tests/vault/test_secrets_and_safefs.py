@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 import errno
+import json
 import os
 import time
 from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from ecc.errors import EccError
 from ecc.vault import safefs
+from ecc.vault import secrets as secrets_module
 from ecc.vault.secrets import find_potential_secrets, find_secrets_in_memory
 
 GHP = "ghp_" + "A1" * 18
@@ -175,3 +179,21 @@ def test_bounded_stdin_retries() -> None:
             100, read=always, sleep=sleeps.append, retry_delay_ms=1, max_wait_ms=3
         )
     assert (len(reads), len(sleeps)) == (4, 3)
+
+
+_FRAGMENTS = [
+    "sk-", "SK-", "ghp_", "npm_", "hf_", "AKIA", "xoxb-", "AIza", "github_pat_", "sk_live_",
+    "-----BEGIN ", "RSA ", "PRIVATE KEY-----", "A1b2C3d4E5f6G7h8", "0123456789", "_", "-", " ",
+    "\n", "\t", ".", "é", "x",
+]  # fmt: skip
+
+
+@given(
+    st.lists(st.lists(st.sampled_from(_FRAGMENTS), max_size=8).map("".join), min_size=1, max_size=5)
+)
+def test_joined_scan_equals_field_by_field(fields: list[str]) -> None:
+    """Scanning the fields joined by newlines finds exactly what scanning each one finds."""
+    memory = {"title": fields[0], "tags": fields[1:], "body": "".join(reversed(fields))}
+    texts = [fields[0], *fields[1:], memory["body"]]
+    texts.append(json.dumps(memory, ensure_ascii=False, separators=(",", ":")))
+    assert find_secrets_in_memory(memory) == secrets_module._scan(texts)
