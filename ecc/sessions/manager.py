@@ -7,7 +7,7 @@ by id, prefix or ``latest``. Every state change goes through ``Store.transition`
 from __future__ import annotations
 
 import json
-import secrets
+import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,7 +27,7 @@ MIN_PREFIX = 4
 
 
 def new_id() -> str:
-    return secrets.token_hex(ID_BYTES)
+    return os.urandom(ID_BYTES).hex()  # secrets.token_hex, without importing secrets (hashlib)
 
 
 def find(store: Store, ref: str) -> Session:

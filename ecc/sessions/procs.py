@@ -9,14 +9,15 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import time
 from functools import cache
 
 
 @cache
 def hostname() -> str:
-    return socket.gethostname()
+    # what socket.gethostname() returns (gethostname(2) is the kernel's node name), without
+    # importing socket on every command that touches sessions
+    return os.uname().nodename
 
 
 def _stat(pid: int) -> list[str] | None:

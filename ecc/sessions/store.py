@@ -26,7 +26,6 @@ Schema changes are ordered migrations numbered by ``PRAGMA user_version`` (Postg
 
 from __future__ import annotations
 
-import decimal
 import hashlib
 import json
 import os
@@ -1047,19 +1046,20 @@ def _pg_connect(url: str) -> Any:
 
 
 def _pg_row_factory(cursor: Any) -> Any:
+    from decimal import Decimal  # PostgreSQL only (psycopg has imported it): not on SQLite paths
+
     names = [column.name for column in cursor.description or ()]
 
+    def plain(value: Any) -> Any:
+        """PostgreSQL sums integers as NUMERIC: hand callers the int (or float) SQLite would."""
+        if isinstance(value, Decimal):
+            return int(value) if value == value.to_integral_value() else float(value)
+        return value
+
     def make(values: Sequence[Any]) -> dict[str, Any]:
-        return {name: _plain(value) for name, value in zip(names, values, strict=True)}
+        return {name: plain(value) for name, value in zip(names, values, strict=True)}
 
     return make
-
-
-def _plain(value: Any) -> Any:
-    """PostgreSQL sums integers as NUMERIC: hand callers the int (or float) SQLite would."""
-    if isinstance(value, decimal.Decimal):
-        return int(value) if value == value.to_integral_value() else float(value)
-    return value
 
 
 def _to_pyformat(sql: str) -> str:

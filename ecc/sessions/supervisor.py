@@ -17,9 +17,13 @@ nothing of ecc. Linux only for the death signal; elsewhere it still leads and cl
 from __future__ import annotations
 
 import os
-import signal
 import sys
 import time
+
+try:  # the C module under ``signal``: without site, ``signal``'s enums import enum, functools
+    import _signal as signal  # and collections, which doubles this process's start-up CPU
+except ImportError:  # pragma: no cover - every CPython has it
+    import signal  # type: ignore[no-redef]
 
 PR_SET_PDEATHSIG = 1
 
