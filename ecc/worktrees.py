@@ -61,17 +61,30 @@ def repo_info(path: Path) -> RepoInfo:
     """The repository containing ``path``; refuses clearly outside one or before a first commit."""
     if not path.is_dir():
         raise EccError(f"directory {path} does not exist")
-    top = git(path, "rev-parse", "--show-toplevel", check=False)
-    if top.returncode != 0:
+    # One git process (this runs on every ``ecc run``): the top level, then the commit HEAD
+    # points to, then HEAD shortened as ``git symbolic-ref --short`` does (``HEAD`` when
+    # detached; no branch can be called HEAD). Output stops at the first failure, so a
+    # repository without commits still prints its top level, and a non-repository nothing.
+    result = git(
+        path,
+        "rev-parse",
+        "--show-toplevel",
+        "HEAD^{commit}",
+        "--abbrev-ref=loose",
+        "HEAD",
+        "--",
+        check=False,
+    )
+    lines = result.stdout.splitlines()
+    if not lines or not lines[0].strip():
         raise EccError(
             f"{path} is not inside a git repository (use --no-worktree to run there anyway)"
         )
-    root = Path(top.stdout.strip())
-    head = git(root, "rev-parse", "--verify", "-q", "HEAD^{commit}", check=False)
-    if head.returncode != 0:
+    root = Path(lines[0].strip())
+    if result.returncode != 0 or len(lines) < 3:
         raise EccError(f"the repository {root} has no commits yet; commit something first")
-    branch = git(root, "symbolic-ref", "-q", "--short", "HEAD", check=False).stdout.strip()
-    return RepoInfo(root, head.stdout.strip(), branch or None)
+    branch = lines[2].strip()
+    return RepoInfo(root, lines[1].strip(), None if branch == "HEAD" else branch or None)
 
 
 def remote_url(repo_root: Path, remote: str = "origin") -> str:

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
+
+import pytest
 
 from ecc.sessions.models import State
 from ecc.sessions.store import Store
@@ -154,3 +157,57 @@ def test_stop_of_finished_session_is_an_error(tmp_path: Path, store: Store) -> N
     wait_state(store, sid, "completed")
     result = run_ecc("stop", sid)
     assert result.returncode == 1 and "already completed" in result.stderr
+
+
+def _repo_info_three_calls(path: Path) -> tuple[str, str, str | None] | str:
+    """What repo_info answered with three git processes (the reference for the one-call form)."""
+    top = subprocess.run(
+        ["git", "rev-parse", "--show-toplevel"], cwd=path, capture_output=True, text=True
+    )
+    if top.returncode:
+        return "not a repository"
+    root = top.stdout.strip()
+    head = subprocess.run(
+        ["git", "rev-parse", "--verify", "-q", "HEAD^{commit}"],
+        cwd=root,
+        capture_output=True,
+        text=True,
+    )
+    if head.returncode:
+        return "no commits"
+    branch = subprocess.run(
+        ["git", "symbolic-ref", "-q", "--short", "HEAD"], cwd=root, capture_output=True, text=True
+    ).stdout.strip()
+    return root, head.stdout.strip(), branch or None
+
+
+def test_repo_info_answers_as_the_three_git_calls_did(tmp_path: Path, git_repo: Path) -> None:
+    from ecc import worktrees
+    from ecc.errors import EccError
+
+    def one_call(path: Path) -> tuple[str, str, str | None] | str:
+        try:
+            info = worktrees.repo_info(path)
+        except EccError as exc:
+            return "no commits" if "no commits yet" in exc.message else "not a repository"
+        return str(info.root), info.head_commit, info.head_branch
+
+    (git_repo / "sub" / "deeper").mkdir(parents=True)
+    empty = tmp_path / "empty"
+    git(tmp_path, "init", "-q", "-b", "trunk", str(empty))
+    outside = tmp_path / "plain"
+    outside.mkdir()
+    linked = tmp_path / "linked"
+    git(git_repo, "worktree", "add", "-q", "-b", "side", str(linked))
+    cases: list[Path] = [git_repo, git_repo / "sub" / "deeper", empty, outside, linked]
+    for path in cases:
+        assert one_call(path) == _repo_info_three_calls(path), path
+    git(git_repo, "tag", "main")  # a tag named like the branch: both say heads/main
+    assert one_call(git_repo) == _repo_info_three_calls(git_repo)
+    git(git_repo, "checkout", "-q", "--detach")
+    detached = one_call(git_repo)
+    assert detached == _repo_info_three_calls(git_repo) and detached[2] is None  # type: ignore[index]
+    with pytest.raises(EccError, match="is not inside a git repository"):
+        worktrees.repo_info(outside)
+    with pytest.raises(EccError, match="has no commits yet"):
+        worktrees.repo_info(empty)
