@@ -11,7 +11,6 @@ cache changes nothing but speed.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from collections.abc import Iterator, Mapping
@@ -91,7 +90,7 @@ def _inputs(cwd: Path | None, overrides: tuple[str, ...]) -> tuple[str, list[Any
 
 
 def _cache_file(identity: str) -> Path:
-    digest = hashlib.sha256(identity.encode()).hexdigest()[:24]
+    digest = paths.sha256_hex(identity)[:24]
     return paths.cache_dir() / "config" / f"{digest}.json"
 
 

@@ -59,9 +59,7 @@ def signature(config: Any) -> list[Any]:
 
 
 def _cache_file(sig: list[Any]) -> Path:
-    import hashlib
-
-    digest = hashlib.sha256(json.dumps(sig).encode()).hexdigest()[:24]
+    digest = paths.sha256_hex(json.dumps(sig))[:24]
     return paths.cache_dir() / "hook" / f"plugins-{digest}.json"
 
 

@@ -59,3 +59,17 @@ def ensure_private_dir(path: Path) -> Path:
     """Create ``path`` (and parents) with mode 0700 for the leaf; return it."""
     path.mkdir(parents=True, exist_ok=True, mode=0o700)
     return path
+
+
+def sha256_hex(text: str) -> str:
+    """The SHA-256 of ``text`` (UTF-8) in hex: cache file names and other stable keys.
+
+    Like the standard library's ``random``, it tries the interpreter's built-in module first:
+    ``import hashlib`` loads OpenSSL (about 3 ms), paid by every short-lived command that names
+    a cache file. The digest is the same either way.
+    """
+    try:
+        from _sha256 import sha256  # type: ignore[import-not-found]  # CPython 3.11
+    except ImportError:
+        from hashlib import sha256
+    return str(sha256(text.encode()).hexdigest())

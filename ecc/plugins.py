@@ -20,7 +20,6 @@ set and empty, it loads none.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import sys
@@ -163,9 +162,7 @@ def discover() -> dict[str, list[tuple[str, str]]]:
     from ecc import paths
 
     key = _discovery_key()
-    target = (
-        paths.cache_dir() / "plugins" / (hashlib.sha256(key.encode()).hexdigest()[:24] + ".json")
-    )
+    target = paths.cache_dir() / "plugins" / (paths.sha256_hex(key)[:24] + ".json")
     try:
         cached = json.loads(target.read_text())
         if cached["key"] == key:

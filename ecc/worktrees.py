@@ -12,7 +12,6 @@ was made. Rules that protect work:
 
 from __future__ import annotations
 
-import hashlib
 import re
 import shutil
 import subprocess
@@ -111,7 +110,9 @@ def repo_key(repo_root: Path) -> str:
     """``<slug>-<hash>``: readable, and unique per repository path."""
     resolved = str(repo_root.resolve())
     slug = re.sub(r"[^A-Za-z0-9._-]+", "-", repo_root.name).strip("-")[:40] or "repo"
-    return f"{slug}-{hashlib.sha256(resolved.encode()).hexdigest()[:10]}"
+    from ecc.paths import sha256_hex
+
+    return f"{slug}-{sha256_hex(resolved)[:10]}"
 
 
 def branch_name(session_id: str, config: Config) -> str:
@@ -361,7 +362,9 @@ def mirror_root() -> Path:
 
 def mirror_path(url: str) -> Path:
     slug = re.sub(r"[^A-Za-z0-9._-]+", "-", url.rstrip("/").rsplit("/", 1)[-1]).strip("-")[:40]
-    digest = hashlib.sha256(url.encode()).hexdigest()[:10]
+    from ecc.paths import sha256_hex
+
+    digest = sha256_hex(url)[:10]
     return mirror_root() / f"{slug or 'repo'}-{digest}.git"
 
 

@@ -474,8 +474,6 @@ class Runner:
                 self.store.add_event(self.session_id, "push_failed", f"push failed: {exc}")
 
     def _prepare_dir(self, session: Session) -> Path:
-        from ecc import worktrees
-
         if self.remote:
             return self._prepare_remote_dir(session)
         if not session.use_worktree:
@@ -483,6 +481,8 @@ class Runner:
             if not working.is_dir():
                 raise EccError(f"working directory {working} does not exist")
             return working
+        from ecc import worktrees
+
         repo = Path(session.repo_root or session.project_dir)
         if session.worktree_path:
             path = Path(session.worktree_path)

@@ -26,7 +26,6 @@ Schema changes are ordered migrations numbered by ``PRAGMA user_version`` (Postg
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
@@ -908,7 +907,7 @@ class PostgresStore(Store):
         # Files that belong beside the store on this machine (budget state, daemon log).
         from ecc import paths
 
-        digest = hashlib.sha256(url.encode()).hexdigest()[:12]
+        digest = paths.sha256_hex(url)[:12]
         self.path = paths.state_dir() / f"postgres-{digest}.db"
         self.conn = _pg_connect(url)
         self._sql_cache: dict[tuple[str, bool], str] = {}
