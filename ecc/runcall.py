@@ -13,7 +13,8 @@ usage error, ``--remote``, ``ecc run`` without ``-d``, options it does not know,
 None and click handles the command line as usual, with its own messages; the same goes for a
 ``--cwd`` click would refuse. What this path prints and its exit statuses are click's:
 ``Error: <sanitised message>`` on stderr and the error's exit code (1) for an
-:class:`ecc.errors.EccError`, ``Aborted!`` and 1 on Ctrl-C.
+:class:`ecc.errors.EccError`, ``Aborted!`` and 1 on Ctrl-C, a quiet 1 when stdout's reader has
+gone.
 """
 
 from __future__ import annotations
@@ -176,6 +177,16 @@ def main(args: list[str]) -> int | None:
     # work, and so is the full collection at interpreter exit, which would walk every module's
     # objects (about 10 ms): freezing them first leaves that collection nothing to do.
     gc.disable()
+    try:
+        return _start(params)
+    except BrokenPipeError:  # as click: the reader went away; end quietly with status 1
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # for the exit's flush
+        return 1
+    finally:
+        gc.freeze()
+
+
+def _start(params: dict[str, Any]) -> int:
     from ecc.errors import EccError
 
     try:
@@ -197,6 +208,4 @@ def main(args: list[str]) -> int | None:
     except KeyboardInterrupt:
         _echo("\nAborted!", sys.stderr)
         return 1
-    finally:
-        gc.freeze()
     return 0

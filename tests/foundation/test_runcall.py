@@ -84,6 +84,26 @@ def test_plain_form_json_matches_click(git_repo: Path):
     assert set(fast) == set(slow)
 
 
+def test_a_closed_stdout_ends_quietly_with_status_1_as_with_click(git_repo: Path):
+    results = []
+    for prefix in (ECC, THROUGH_CLICK):
+        read, write = os.pipe()
+        os.close(read)  # the reader is gone before the id is printed
+        try:
+            done = subprocess.run(
+                [*prefix, "run", "-d", "--no-worktree", "--harness", "shell", "true"],
+                cwd=git_repo,
+                stdout=write,
+                stderr=subprocess.PIPE,
+                text=True,
+                timeout=60,
+            )
+        finally:
+            os.close(write)
+        results.append((done.returncode, done.stderr))
+    assert results[0] == results[1] == (1, "")
+
+
 def test_run_detached_imports_no_click_and_the_runner_neither(git_repo: Path):
     probe = (
         "import sys\n"
