@@ -62,7 +62,8 @@ def ensure_private_dir(path: Path) -> Path:
 
 
 def sha256_hex(text: str) -> str:
-    """The SHA-256 of ``text`` (UTF-8) in hex: cache file names and other stable keys.
+    """The SHA-256 of ``text`` (UTF-8; undecodable file-name bytes kept) in hex: cache file
+    names and other stable keys.
 
     Like the standard library's ``random``, it tries the interpreter's built-in module first:
     ``import hashlib`` loads OpenSSL (about 3 ms), paid by every short-lived command that names
@@ -72,4 +73,4 @@ def sha256_hex(text: str) -> str:
         from _sha256 import sha256  # type: ignore[import-not-found]  # CPython 3.11
     except ImportError:
         from hashlib import sha256
-    return str(sha256(text.encode()).hexdigest())
+    return str(sha256(text.encode("utf-8", "surrogateescape")).hexdigest())

@@ -14,7 +14,6 @@ records every removed row so the segment can ignore it.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import sqlite3
 from collections.abc import Iterable, Sequence
@@ -67,7 +66,9 @@ _SCHEMA = (
 
 
 def index_path(cache_dir: Path, key: str) -> Path:
-    digest = hashlib.sha256(key.encode("utf-8", "surrogateescape")).hexdigest()[:32]
+    from ecc.paths import sha256_hex
+
+    digest = sha256_hex(key)[:32]
     return cache_dir / "memory-index" / f"{digest}.sqlite3"
 
 
