@@ -8,11 +8,12 @@ A plugin that cannot be imported, or whose hook implementations do not match ``e
 is left out with a warning on stderr naming it and its entry point; ecc keeps working.
 
 Groups load lazily in the process's :class:`PluginSet`: calling a hook through
-``get_plugins().hook`` first loads the groups of that hook's family (:data:`HOOK_GROUPS`), so
-``ecc run -d`` imports adapters and executors but no notifier, scorer or memory backend. A plugin
-may implement only hooks of its own group's family (else it is refused like one with an unknown
-hook), and loaded plugins are kept registered in discovery order, so every hook answers exactly
-as if every group had been loaded first. ``PluginSet.pm`` (raw access) loads every group.
+``get_plugins().hook`` first loads the groups of that hook's family (:data:`HOOK_GROUPS`) and
+every group before them in :data:`GROUPS` order, so ``ecc run -d`` imports adapters and
+executors but no notifier, scorer or memory backend. A plugin may implement only hooks of its
+own group's family (else it is refused like one with an unknown hook), and groups always
+register in the same order, so every hook answers exactly as if every group had been loaded
+first. ``PluginSet.pm`` (raw access) loads every group.
 
 ``ECC_PLUGINS`` restricts loading to a comma-separated list of plugin (entry-point) names;
 set and empty, it loads none.
@@ -33,12 +34,15 @@ from ecc import hookspecs
 if TYPE_CHECKING:
     from ecc.config import Config
 
+# Groups load (and register) in this order, always as a prefix of it: a command that needs
+# executors loads adapters and executors, one that notifies adds notifiers. The most used come
+# first, so ``ecc run -d`` (adapters, executors) loads nothing else.
 GROUPS: dict[str, str] = {
     "ecc.adapters": "adapter",
-    "ecc.risk_scorers": "risk scorer",
-    "ecc.notifiers": "notifier",
-    "ecc.memory_backends": "memory backend",
     "ecc.executors": "executor",
+    "ecc.notifiers": "notifier",
+    "ecc.risk_scorers": "risk scorer",
+    "ecc.memory_backends": "memory backend",
 }
 
 _ADAPTER_HOOKS = (
@@ -205,23 +209,28 @@ class PluginSet:
     """The loaded plugins and the one PluginManager that calls them.
 
     Eager by default (every group loads now). ``lazy=True`` loads nothing until a hook is
-    called through :attr:`hook`, then only that hook's family of groups (:data:`HOOK_GROUPS`);
-    :attr:`pm` and :attr:`records` load every group first, so raw use of the manager (tests
-    registering plugin classes, ``ecc plugins``, ``ecc doctor``) sees exactly the eager set.
+    called through :attr:`hook`, then that hook's family of groups (:data:`HOOK_GROUPS`) and
+    the groups before them in :data:`GROUPS` order; :attr:`pm` and :attr:`records` load every
+    group first, so raw use of the manager (tests registering plugin classes, ``ecc plugins``,
+    ``ecc doctor``) sees exactly the eager set. Loading is thread-safe, and a plugin once
+    registered is never unregistered, so a hook called on one thread never sees another
+    thread's load half done.
     """
 
     def __init__(
         self, config: Config | None, *, load_all: bool = False, lazy: bool = False
     ) -> None:
+        import threading
+
         self._pm = pluggy.PluginManager("ecc")
         self._pm.add_hookspecs(hookspecs)
         self._config = config
         self._load_all = load_all
         self._allowed = allowed_names()
+        self._lock = threading.RLock()
         self._entry_points: dict[str, list[tuple[str, str]]] | None = None
-        self._loaded: set[str] = set()
-        # (group, plugin) in discovery order, of every group loaded so far
-        self._registered: list[tuple[PluginRecord, Any]] = []
+        self._order: list[str] = []  # the discovered groups, in GROUPS order
+        self._loaded = 0  # how many of them are registered (a prefix)
         self._records: list[PluginRecord] = []
         self._hooks = _LazyHooks(self)
         if not lazy:
@@ -240,37 +249,33 @@ class PluginSet:
 
     @property
     def records(self) -> list[PluginRecord]:
-        """Every entry point's record, in discovery order (loads every group)."""
+        """Every entry point's record, in load order (loads every group)."""
         self.load()
-        order = list(self._entry_points or ())
-        return sorted(self._records, key=lambda record: order.index(record.group))
+        return self._records
 
     def load(self, groups: tuple[str, ...] | list[str] | None = None) -> None:
-        """Register the plugins of ``groups`` (default: every group) that are not loaded yet.
-
-        Plugins stay registered in discovery order (group order, then name), whatever order the
-        groups load in: a group that belongs before ones already loaded makes those re-register
-        after it, so pluggy calls implementations in the same order as an eager load.
-        """
-        if self._entry_points is None:
-            self._entry_points = discover()
-        order = list(self._entry_points)
-        wanted = [g for g in order if g not in self._loaded and (groups is None or g in groups)]
-        if not wanted:
-            return
-        self._loaded.update(wanted)
-        first = order.index(wanted[0])
-        tail = [pair for pair in self._registered if order.index(pair[0].group) > first]
-        for record, plugin in tail:
-            self._pm.unregister(plugin, name=_plugin_name(record))
-        del self._registered[len(self._registered) - len(tail) :]
-        for group in order[first:]:
-            if group in wanted:
+        """Register ``groups`` (default: every group) and every group before them in
+        :data:`GROUPS` order, if not yet done. Registration order is therefore always the
+        same (group order, then entry-point name), and so is the order pluggy calls
+        implementations in, whichever hooks a process happened to call first."""
+        order = self._order
+        if order:
+            wanted = order if groups is None else [g for g in order if g in groups]
+            if not wanted or order.index(wanted[-1]) < self._loaded:
+                return  # the fast path of every hook call after the first
+        with self._lock:
+            if self._entry_points is None:
+                self._entry_points = discover()
+                self._order = [g for g in GROUPS if g in self._entry_points]
+            order = self._order
+            wanted = order if groups is None else [g for g in order if g in groups]
+            if not wanted:
+                return
+            upto = order.index(wanted[-1]) + 1
+            while self._loaded < upto:
+                group = order[self._loaded]
                 self._load_group(group, self._entry_points[group])
-                continue
-            for record, plugin in tail:
-                if record.group == group and self._register(plugin, record):
-                    self._registered.append((record, plugin))
+                self._loaded += 1  # only now may other threads skip the lock for it
 
     def _load_group(self, group: str, entry_points: list[tuple[str, str]]) -> None:
         for name, value in entry_points:
@@ -291,8 +296,7 @@ class PluginSet:
                     f"disabled: {record.error}"
                 )
                 continue
-            if self._register(plugin, record):
-                self._registered.append((record, plugin))
+            self._register(plugin, record)
 
     def _register(self, plugin: Any, record: PluginRecord) -> bool:
         """Register and check ``plugin``; True when it stays registered."""

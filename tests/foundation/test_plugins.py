@@ -240,13 +240,56 @@ def test_every_hook_answers_the_same_through_lazy_groups(
 
     answers = lazy.hook.ecc_register_commands(cli=click.Group("lazy"))
     assert answers == eager.hook.ecc_register_commands(cli=click.Group("eager"))
-    assert answers == ["executors", "scorers", "adapters"]  # last registered first, as eager
+    assert answers == ["scorers", "executors", "adapters"]  # last registered first, as eager
     # and a real call: the same harness table either way
     plugins.use(lazy)
     through_lazy = harnesses.available(config)
     plugins.use(eager)
     assert harnesses.available(config) == through_lazy
     assert {"claude", "shell"} <= set(through_lazy)
+
+
+def test_hooks_called_from_many_threads_at_once_see_whole_groups():
+    import threading
+    import time
+
+    from ecc import fastconfig
+
+    config = fastconfig.view()
+    eager = plugins.PluginSet(config)
+    names = sorted(plugins.HOOK_GROUPS) * 3
+    for _ in range(3):
+        lazy = plugins.PluginSet(config, lazy=True)
+        register = lazy._register
+
+        def slow_register(plugin: object, record: plugins.PluginRecord, register=register) -> bool:
+            time.sleep(0.01)  # a slow import: others must wait for the whole group
+            return register(plugin, record)
+
+        lazy._register = slow_register  # type: ignore[method-assign]
+        seen: dict[int, list[tuple[str, object]]] = {}
+        start = threading.Barrier(len(names))
+
+        def call(
+            index: int,
+            hook_name: str,
+            lazy: plugins.PluginSet = lazy,
+            seen: dict[int, list[tuple[str, object]]] = seen,
+            start: threading.Barrier = start,
+        ) -> None:
+            start.wait()
+            time.sleep(0.002 * index)  # arrive while the first group is half registered
+            seen[index] = impls(lazy, hook_name)
+
+        threads = [
+            threading.Thread(target=call, args=(index, name)) for index, name in enumerate(names)
+        ]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        for index, name in enumerate(names):
+            assert seen[index] == impls(eager, name), name
 
 
 def test_every_hook_has_a_family():
