@@ -16,7 +16,7 @@ install: $(STAMP) bytecode
 # Editable installs leave the project's modules uncompiled, and with PYTHONDONTWRITEBYTECODE set
 # (as on CI) every `ecc` process would recompile them: write the .pyc files a wheel install has.
 bytecode: $(STAMP)
-	@$(BIN)/python -m compileall -q ecc plugins adapters examples >/dev/null
+	@$(BIN)/python -m compileall -q ecc ecc_plugins plugins adapters examples >/dev/null
 
 $(STAMP): $(SOURCES)
 	$(PYTHON) -m venv $(VENV)
