@@ -10,6 +10,7 @@ way (``tests/vault/test_searchcall.py`` runs every form through both).
 
 from __future__ import annotations
 
+import gc
 import sys
 from collections.abc import Iterator
 from typing import Any
@@ -99,6 +100,17 @@ def main(args: list[str]) -> int | None:
     options = parse(args)
     if options is None:
         return None
+    # A short-lived process: cycle collection during the imports and the search is wasted work,
+    # and so is the full collection at interpreter exit over every module's objects; freezing
+    # them leaves it nothing to do (as ecc.runcall does).
+    gc.disable()
+    try:
+        return _run(options)
+    finally:
+        gc.freeze()
+
+
+def _run(options: dict[str, Any]) -> int:
     try:
         result = search(options)
     except EccError as exc:
