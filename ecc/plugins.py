@@ -24,7 +24,6 @@ from __future__ import annotations
 import json
 import os
 import sys
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import pluggy
@@ -69,19 +68,42 @@ HOOK_GROUPS: dict[str, tuple[str, ...]] = {
 }
 
 
-@dataclass
 class PluginRecord:
-    """What ``ecc plugins`` reports about one entry point."""
+    """What ``ecc plugins`` reports about one entry point.
 
-    name: str
-    group: str
-    entry_point: str
-    distribution: str | None = None
-    version: str | None = None
-    hooks: list[str] = field(default_factory=list)
-    enabled: bool = True
-    loaded: bool = False
-    error: str | None = None
+    A plain class: defining a dataclass (and importing ``dataclasses``) would cost every hot
+    path that imports this module more than a millisecond.
+    """
+
+    __slots__ = (
+        "distribution", "enabled", "entry_point", "error", "group", "hooks", "loaded", "name",
+        "version",
+    )  # fmt: skip
+
+    def __init__(
+        self,
+        name: str,
+        group: str,
+        entry_point: str,
+        distribution: str | None = None,
+        version: str | None = None,
+        hooks: list[str] | None = None,
+        enabled: bool = True,
+        loaded: bool = False,
+        error: str | None = None,
+    ) -> None:
+        self.name = name
+        self.group = group
+        self.entry_point = entry_point
+        self.distribution = distribution
+        self.version = version
+        self.hooks: list[str] = hooks if hooks is not None else []
+        self.enabled = enabled
+        self.loaded = loaded
+        self.error = error
+
+    def __repr__(self) -> str:
+        return f"PluginRecord({self.as_dict()!r})"
 
     def as_dict(self) -> dict[str, Any]:
         return {
