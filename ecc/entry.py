@@ -35,7 +35,24 @@ def main() -> None:
 
         status = search_main(sys.argv[3:])
         if status is not None:
-            sys.exit(status)
+            _quick_exit(status)
     from ecc.cli import main as cli_main
 
     cli_main()
+
+
+def _quick_exit(status: int) -> None:
+    """End a finished hot-path command without the interpreter's teardown.
+
+    Freeing every module's objects at exit costs 5-10 ms, a tenth of a warm memory search; the
+    command has already closed what it opened (index connections, directory descriptors), so
+    only the standard streams need flushing.
+    """
+    import os
+
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except OSError:  # the reader went away: as click, end quietly with status 1
+        status = status or 1
+    os._exit(status)

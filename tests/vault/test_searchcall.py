@@ -102,15 +102,29 @@ def test_fast_path_takes_the_plain_forms_only() -> None:
 
 
 def test_plain_search_does_not_import_click(vault: Path) -> None:
-    probe = (
-        "import atexit, sys\n"
-        "atexit.register(lambda: sys.stderr.write('click loaded: %s' % ('click' in sys.modules)))\n"
-        "sys.argv = ['ecc', 'memory', 'search', '--json', 'auth']\n"
-        "from ecc.entry import main\n"
-        "main()\n"
-    )
     out = subprocess.run(
-        [sys.executable, "-c", probe], cwd=vault, capture_output=True, text=True, timeout=60
+        [sys.executable, "-X", "importtime", "-m", "ecc", "memory", "search", "--json", "auth"],
+        cwd=vault,
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert out.returncode == 0 and '"results"' in out.stdout
-    assert out.stderr.endswith("click loaded: False")
+    imported = {line.rsplit("|", 1)[-1].strip() for line in out.stderr.splitlines()}
+    assert "ecc.searchcall" in imported and "click" not in imported
+
+
+def test_fast_path_closed_stdout_ends_quietly(vault: Path) -> None:
+    """`ecc memory search … | head -0`: no traceback, status 1 (as click)."""
+    read, write = os.pipe()
+    os.close(read)
+    with os.fdopen(write, "w") as closed:
+        out = subprocess.run(
+            [sys.executable, "-m", "ecc", "memory", "search", "migration"],
+            cwd=vault,
+            stdout=closed,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=60,
+        )
+    assert out.returncode == 1 and "Traceback" not in out.stderr
