@@ -114,7 +114,10 @@ def main() -> None:
     ecc = str(Path(sys.executable).with_name("ecc"))
     search = [ecc, "memory", "search", "migration rollout"]
     doctor = [ecc, "memory", "doctor"]
-    print(f"{'memories':>9} {'cold search':>12} {'warm search':>12} {'doctor':>9}  (median ms)")
+    print(
+        f"{'memories':>9} {'cold search':>12} {'warm search':>12} {'doctor':>9}"
+        f" {'python -c pass':>14}  (median ms)"
+    )
     for size in (int(part) for part in options.sizes.split(",")):
         work = Path(tempfile.mkdtemp(prefix="ecc-vault-bench-"))
         try:
@@ -138,9 +141,12 @@ def main() -> None:
             settle()  # the cold runs rewrote the index three times over
             warm = [timed(search, repo, env) for _ in range(options.runs)]
             doc = [timed(doctor, repo, env) for _ in range(options.runs)]
+            # This VM's speed drifts by up to 1.5x over minutes: the interpreter's own start-up,
+            # timed alongside, shows which regime a line was measured in.
+            idle = [timed([sys.executable, "-c", "pass"], repo, env) for _ in range(options.runs)]
             print(
                 f"{size:>9} {statistics.median(cold):>12.0f} {statistics.median(warm):>12.0f} "
-                f"{statistics.median(doc):>9.0f}"
+                f"{statistics.median(doc):>9.0f} {statistics.median(idle):>14.0f}"
             )
         finally:
             shutil.rmtree(work, ignore_errors=True)
