@@ -82,11 +82,9 @@ def render(result: dict[str, Any]) -> Iterator[str]:
 
 
 def search(options: dict[str, Any]) -> dict[str, Any]:
-    from ecc.vault.roots import check_root_overrides
-    from ecc.vault.service import open_service
+    from ecc.vault.service import open_cli_service
 
-    check_root_overrides()
-    return open_service().search(
+    return open_cli_service().search(
         " ".join(options["query"]),
         scopes=options["scopes"] or None,
         kinds=options["kinds"] or None,

@@ -107,11 +107,9 @@ def _guard_write(command: str) -> None:
 
 
 def _service() -> Any:
-    from ecc.vault.roots import check_root_overrides
-    from ecc.vault.service import open_service
+    from ecc.vault.service import open_cli_service
 
-    check_root_overrides()
-    return open_service()
+    return open_cli_service()
 
 
 def _emit_json(payload: Any) -> None:

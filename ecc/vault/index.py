@@ -44,6 +44,7 @@ COLUMNS = (
     "body_len",
 )
 DOC_COLUMNS = COLUMNS[:16]  # the rest live in ``bodies``: scans of ``docs`` stay small
+_BODY_AT = len(DOC_COLUMNS)
 
 _SCHEMA = (
     "CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value BLOB)",
@@ -63,6 +64,11 @@ _SCHEMA = (
       INSERT OR IGNORE INTO removed(docid) VALUES (old.docid);
     END""",
 )
+
+
+def _create_tables(db: sqlite3.Connection) -> None:
+    for statement in _SCHEMA:
+        db.execute(statement)
 
 
 def index_path(cache_dir: Path, key: str) -> Path:
@@ -93,8 +99,7 @@ class ScopeIndex:
 
     def _connect(self, target: str) -> sqlite3.Connection:
         db = sqlite3.connect(target, timeout=10, isolation_level=None, check_same_thread=False)
-        for statement in _SCHEMA:
-            db.execute(statement)
+        _create_tables(db)
         return db
 
     def _open(self, path: Path) -> sqlite3.Connection:
@@ -116,8 +121,7 @@ class ScopeIndex:
                 for table in ("docs", "bodies", "meta", "removed", "seg_keys"):
                     db.execute(f"DROP TABLE IF EXISTS {table}")
                 db.execute("DROP TRIGGER IF EXISTS docs_removed")
-                for statement in _SCHEMA:
-                    db.execute(statement)
+                _create_tables(db)
                 db.execute("INSERT OR REPLACE INTO meta VALUES('version', ?)", (INDEX_VERSION,))
                 db.execute("INSERT OR REPLACE INTO meta VALUES('root', ?)", (self.key,))
                 db.execute("COMMIT")
@@ -184,10 +188,10 @@ class ScopeIndex:
             )
             for row in upserts:
                 docid = db.execute(
-                    f"INSERT INTO docs({','.join(DOC_COLUMNS)}) VALUES({marks})", row[:16]
+                    f"INSERT INTO docs({','.join(DOC_COLUMNS)}) VALUES({marks})", row[:_BODY_AT]
                 ).lastrowid
                 if row[3] is None:  # valid documents only: bodies are never shown otherwise
-                    db.execute("INSERT INTO bodies VALUES(?, ?, ?, ?)", (docid, *row[16:]))
+                    db.execute("INSERT INTO bodies VALUES(?, ?, ?, ?)", (docid, *row[_BODY_AT:]))
             for key, value in (meta or {}).items():
                 db.execute("INSERT OR REPLACE INTO meta VALUES(?, ?)", (key, value))
             db.execute("COMMIT")

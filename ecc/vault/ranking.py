@@ -29,6 +29,7 @@ import re
 import sys
 from array import array
 from collections import Counter
+from collections.abc import Iterator
 from itertools import compress
 from typing import Any
 
@@ -56,6 +57,10 @@ def body_terms(body_l: str) -> str:
 
 def _weight(weight: int) -> bytes:
     return bytes([0]) + bytes([weight]) * 255
+
+
+# presence (0/1) to the points of a field: title 8, tag 6, kind/scope/harness line 3; 255 = mask
+_TITLE, _TAG, _META, _MASK = (_weight(points) for points in (8, 6, 3, 255))
 
 
 def _times_capped(factor: int) -> bytes:
@@ -185,24 +190,20 @@ class Segment:
 
     # -- vectors -------------------------------------------------------------------------------
 
-    def _postings(self, keys: list[str]) -> list[tuple[bytes | None, bytes]]:
-        found = []
+    def _postings(self, keys: list[str]) -> Iterator[tuple[str, bytes | None, bytes]]:
+        """(key, slots, values) of each key present: slots None means values are dense."""
         for start in range(0, len(keys), _CHUNK):
             chunk = keys[start : start + _CHUNK]
             marks = ",".join("?" for _ in chunk)
-            found.extend(
-                (slots, vals)
-                for slots, vals in self.index.query(
-                    f"SELECT slots, vals FROM seg_keys WHERE key IN ({marks})", chunk
-                )
+            yield from self.index.query(
+                f"SELECT key, slots, vals FROM seg_keys WHERE key IN ({marks})", chunk
             )
-        return found
 
     def _present(self, keys: list[str]) -> bytes:
         """One byte a document: 1 when any of ``keys`` holds it."""
         hits = bytearray(self.size)
         dense = 0
-        for slots, vals in self._postings(keys):
+        for _key, slots, vals in self._postings(keys):
             if slots is None:
                 dense |= int.from_bytes(vals.translate(_PRESENT), _ORDER)
             else:
@@ -216,29 +217,23 @@ class Segment:
         """One byte a document: min(5, occurrences of ``token`` in the body)."""
         words = _containing(self.vocab["b"], token)
         factors = {f"b:{word}": word.count(token) for word in words}
-        keys = list(factors)
         sparse = bytearray(self.size)
         dense = 0
         added = 0
-        for start in range(0, len(keys), _CHUNK):
-            chunk = keys[start : start + _CHUNK]
-            marks = ",".join("?" for _ in chunk)
-            for key, slots, vals in self.index.query(
-                f"SELECT key, slots, vals FROM seg_keys WHERE key IN ({marks})", chunk
-            ):
-                factor = factors[key]
-                if slots is None:
-                    table = _CAP5 if factor == 1 else _times_capped(factor)
-                    dense += int.from_bytes(vals.translate(table), _ORDER)
-                    added += 1
-                    if added % 40 == 0:  # lanes hold at most 40 x 5 + 5 before capping
-                        dense = int.from_bytes(
-                            dense.to_bytes(self.size, _ORDER).translate(_CAP5), _ORDER
-                        )
-                else:
-                    for slot, value in zip(array("I", slots), vals, strict=True):
-                        total = sparse[slot] + value * factor
-                        sparse[slot] = total if total < 5 else 5
+        for key, slots, vals in self._postings(list(factors)):
+            factor = factors[key]
+            if slots is None:
+                table = _CAP5 if factor == 1 else _times_capped(factor)
+                dense += int.from_bytes(vals.translate(table), _ORDER)
+                added += 1
+                if added % 40 == 0:  # lanes hold at most 40 x 5 + 5 before capping
+                    dense = int.from_bytes(
+                        dense.to_bytes(self.size, _ORDER).translate(_CAP5), _ORDER
+                    )
+            else:
+                for slot, value in zip(array("I", slots), vals, strict=True):
+                    total = sparse[slot] + value * factor
+                    sparse[slot] = total if total < 5 else 5
         if not dense:
             return bytes(sparse)
         total = int.from_bytes(sparse, _ORDER) + dense
@@ -278,7 +273,7 @@ class Segment:
             if slot < size and self.docids[slot] == docid:
                 eligible[slot] = 0
         if harness is not None:
-            visible = self._present(["h:all", f"h:{harness}"]).translate(_weight(255))
+            visible = self._present(["h:all", f"h:{harness}"]).translate(_MASK)
             eligible = bytearray(
                 (int.from_bytes(eligible, _ORDER) & int.from_bytes(visible, _ORDER)).to_bytes(
                     size, _ORDER
@@ -294,9 +289,9 @@ class Segment:
             tag = self._present([f"g:{token}"])
             lanes = (
                 int.from_bytes(body, _ORDER)
-                + int.from_bytes(title.translate(_weight(8)), _ORDER)
-                + int.from_bytes(tag.translate(_weight(6)), _ORDER)
-                + int.from_bytes(meta.translate(_weight(3)), _ORDER)
+                + int.from_bytes(title.translate(_TITLE), _ORDER)
+                + int.from_bytes(tag.translate(_TAG), _ORDER)
+                + int.from_bytes(meta.translate(_META), _ORDER)
             )
             total += self._widen(lanes.to_bytes(size, _ORDER))
             in_title &= int.from_bytes(title, _ORDER)

@@ -141,6 +141,13 @@ def validate_query(query: Any) -> str:
     return text
 
 
+def _rank_order(rows: list[Any]) -> None:
+    """Sort ``(score, summary, updated_at, id_key, ...)`` rows: best score, newer, then ID."""
+    rows.sort(key=lambda row: row[3])  # id key ascending
+    rows.sort(key=lambda row: row[2], reverse=True)  # newer first
+    rows.sort(key=lambda row: row[0], reverse=True)  # best score first
+
+
 def _delimited(values: Sequence[str]) -> str:
     return "\n" + "".join(f"{value}\n" for value in values)
 
@@ -521,9 +528,7 @@ class VaultService:
             for scope_load in load.scopes:
                 for row in self._rank(scope_load.index, text, kind_list, harness, count):
                     candidates.append((*row, scope_load))
-            candidates.sort(key=lambda item: item[3])  # id key ascending
-            candidates.sort(key=lambda item: item[2], reverse=True)  # newer first
-            candidates.sort(key=lambda item: item[0], reverse=True)  # best score first
+            _rank_order(candidates)
             results = []
             for score, summary_json, _updated, _key, rel, scope_load in candidates[:count]:
                 body = scope_load.index.query(
@@ -576,9 +581,7 @@ class VaultService:
                 list(scores),
             ):
                 rows.append((scores[docid], summary_json, updated_at, id_key, rel))
-        rows.sort(key=lambda row: row[3])
-        rows.sort(key=lambda row: row[2], reverse=True)
-        rows.sort(key=lambda row: row[0], reverse=True)
+        _rank_order(rows)
         return rows[:limit]
 
     def _score(
@@ -766,6 +769,14 @@ def _plain(value: Any) -> Any:
     if isinstance(value, list | tuple):
         return [_plain(item) for item in value]
     return value
+
+
+def open_cli_service() -> VaultService:
+    """The service for ``ecc memory``: a blank root override is an error before anything runs."""
+    from ecc.vault.roots import check_root_overrides
+
+    check_root_overrides()
+    return open_service()
 
 
 def open_service(*, cwd: Path | None = None, env: Mapping[str, str] | None = None) -> VaultService:

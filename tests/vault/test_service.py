@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import os
 import shutil
+import sqlite3
 import subprocess
 from pathlib import Path
 
 import pytest
 
 from ecc.errors import EccError
+from ecc.vault import index as index_module
 from ecc.vault import service as service_module
 from ecc.vault.format import serialize_memory_document
 from ecc.vault.roots import require_roots, resolve_vault_roots
@@ -407,3 +409,21 @@ def test_read_only_vault(service, repo: Path) -> None:
     finally:
         notes.chmod(0o700)
     assert list(notes.iterdir()) == []
+
+
+def test_index_of_another_version_is_rebuilt(make_service, isolated_env: Path) -> None:
+    """An index written by another ecc version (or another root) is dropped, not misread."""
+    service = make_service()
+    service.save(memory_input(title="Versioned"))
+    assert service.search("versioned")["results"]
+    files = list((isolated_env / ".cache/ecc/memory-index").glob("*.sqlite3"))
+    assert files
+    for path in files:
+        with sqlite3.connect(path) as db:
+            db.execute("UPDATE meta SET value = 'ecc-memory-index-0' WHERE key = 'version'")
+            db.execute("DELETE FROM bodies")  # what an old layout would lack
+    assert make_service().search("versioned")["results"][0]["memory"]["title"] == "Versioned"
+    for path in files:
+        with sqlite3.connect(path) as db:
+            version = db.execute("SELECT value FROM meta WHERE key = 'version'").fetchone()[0]
+        assert version == index_module.INDEX_VERSION
