@@ -15,12 +15,15 @@ import json
 import os
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any
 
 from ecc import __version__, paths
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing on the hot path
+if TYPE_CHECKING:
+    from typing import Any
 
-class ConfigView(Mapping[str, Any]):
+
+class ConfigView(Mapping):  # Mapping[str, Any] to a type checker; typing stays unimported
     """Read-only view of a config table: ``view.risk.block`` and ``view["risk"]["block"]``."""
 
     __slots__ = ("_data",)

@@ -24,12 +24,13 @@ do not.
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from ecc.markers import hookimpl, hookspec
 
-import pluggy
-
+TYPE_CHECKING = False  # without importing typing: every plugin module imports this one
 if TYPE_CHECKING:
+    from pathlib import Path
+    from typing import Any
+
     import click
 
     from ecc.config import AgentProfile, Config
@@ -48,8 +49,7 @@ if TYPE_CHECKING:
         ToolCall,
     )
 
-hookspec = pluggy.HookspecMarker("ecc")
-hookimpl = pluggy.HookimplMarker("ecc")
+__all__ = ["hookimpl", "hookspec"]  # the decorators plugins use (``ecc.markers``)
 
 
 # -- harness adapters (group ecc.adapters) ---------------------------------------------------

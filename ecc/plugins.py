@@ -24,13 +24,13 @@ from __future__ import annotations
 import json
 import os
 import sys
-from typing import TYPE_CHECKING, Any
 
-import pluggy
-
-from ecc import hookspecs
-
+TYPE_CHECKING = False  # without importing typing (a memory search imports this module)
 if TYPE_CHECKING:
+    from typing import Any
+
+    import pluggy
+
     from ecc.config import Config
 
 # Groups load (and register) in this order, always as a prefix of it: a command that needs
@@ -153,6 +153,61 @@ def _selected_by_config(group: str, name: str, config: Config | None) -> bool:
     return True
 
 
+NOT_HANDLED = object()
+
+
+def call_sole_implementation(plugin: Any, group: str, hook: str, **kwargs: Any) -> Any:
+    """Call the one implementation of firstresult ``hook`` in plugin module ``plugin``, as
+    pluggy would, without building a plugin manager; :data:`NOT_HANDLED` for anything else.
+
+    For a process that needs one plugin's one hook (``ecc memory search`` and its backend),
+    importing pluggy, ``inspect`` and ``typing`` and registering the plugin cost more than the
+    rest of the start-up. This handles only the plain case, where pluggy's answer is the
+    function's own return value: a module whose marked functions all implement known hooks of
+    ``group``'s family with arguments of their specs, one of them ``hook``, no wrappers, no
+    methods. Anything else, including what pluggy would refuse, is left to pluggy.
+    """
+    from ecc import hookspecs
+    from ecc.markers import hookimpl
+
+    if type(plugin) is not type(sys):
+        return NOT_HANDLED
+    function_type = type(call_sole_implementation)
+    method_like = (staticmethod, classmethod, type(hookimpl.__call__))
+    found: list[tuple[Any, tuple[str, ...]]] = []
+    for name, value in vars(plugin).items():
+        if isinstance(value, method_like):
+            return NOT_HANDLED  # pluggy would look for markers on these too
+        if type(value) is not function_type:
+            continue
+        opts = value.__dict__.get(hookimpl.attribute)
+        if opts is None:
+            continue
+        impl_hook = opts.get("specname") or name
+        spec = getattr(hookspecs, impl_hook, None)
+        spec_opts = getattr(spec, "ecc_spec", None)
+        if not isinstance(spec_opts, dict) or group not in HOOK_GROUPS.get(impl_hook, ()):
+            return NOT_HANDLED
+        if opts.get("wrapper") or opts.get("hookwrapper"):
+            return NOT_HANDLED
+        if spec_opts.get("warn_on_impl") or spec_opts.get("warn_on_impl_args"):
+            return NOT_HANDLED
+        code = value.__code__
+        if "." in value.__qualname__ or code.co_kwonlyargcount or spec_opts.get("historic"):
+            return NOT_HANDLED
+        argnames = code.co_varnames[: code.co_argcount - len(value.__defaults__ or ())]
+        spec_code = spec.__code__
+        if not set(argnames) <= set(spec_code.co_varnames[: spec_code.co_argcount]):
+            return NOT_HANDLED  # pluggy refuses it: let it say so
+        if impl_hook == hook:
+            found.append((value, argnames))
+    spec_opts = getattr(getattr(hookspecs, hook, None), "ecc_spec", None)
+    if len(found) != 1 or not isinstance(spec_opts, dict) or not spec_opts.get("firstresult"):
+        return NOT_HANDLED
+    function, argnames = found[0]
+    return function(*[kwargs[argname] for argname in argnames])  # pluggy's call, exactly
+
+
 def import_object(value: str) -> Any:
     """Load an entry point's ``module:attr.path`` (extras in brackets are ignored)."""
     import importlib
@@ -243,6 +298,10 @@ class PluginSet:
         self, config: Config | None, *, load_all: bool = False, lazy: bool = False
     ) -> None:
         import threading
+
+        import pluggy
+
+        from ecc import hookspecs
 
         self._pm = pluggy.PluginManager("ecc")
         self._pm.add_hookspecs(hookspecs)

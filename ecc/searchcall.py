@@ -13,9 +13,12 @@ from __future__ import annotations
 import gc
 import sys
 from collections.abc import Iterator
-from typing import Any
 
 from ecc.errors import EccError
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing on the hot path
+if TYPE_CHECKING:
+    from typing import Any
 
 _VALUED = {"--scope": "scopes", "--kind": "kinds", "--target-harness": "target", "--limit": "limit"}
 _REPEATABLE = ("scopes", "kinds")

@@ -11,7 +11,6 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 from stat import S_ISDIR, S_ISLNK, S_ISREG
-from typing import Any
 
 from ecc.errors import EccError
 from ecc.hookspecs import hookimpl
@@ -19,6 +18,10 @@ from ecc.vault import safefs
 from ecc.vault.backend import DocumentRef, ScanResult
 from ecc.vault.format import MEMORY_KINDS
 from ecc.vault.roots import VaultRoots, require_roots, resolve_vault_roots
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing on the hot path
+if TYPE_CHECKING:
+    from typing import Any
 
 GITIGNORE = b"*\n!.gitignore\n"
 GITIGNORE_MAX = 131072

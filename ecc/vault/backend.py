@@ -7,11 +7,13 @@ is the on-disk vault. Backends are obtained through the ``ecc_memory_backend`` h
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
-
 from ecc.errors import EccError
+
+TYPE_CHECKING = False  # typing costs a memory search ~3 ms: the protocols are for checkers
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from pathlib import Path
+    from typing import Any, Protocol
 
 # Plain slotted classes, not dataclasses: these are built on every memory search (one per file),
 # and creating a dataclass costs more at import than the rest of this module.
@@ -53,37 +55,39 @@ class ScanResult:
         self.truncated = truncated
 
 
-@runtime_checkable
-class VaultStore(Protocol):
-    """A backend bound to the roots of one invocation (cwd, env)."""
+# The contract a backend implements (read by type checkers; nothing checks it at run time).
+if TYPE_CHECKING:
 
-    def location(self, scope: str) -> str:
-        """A stable display/index key of the scope's storage (the absolute root for files)."""
+    class VaultStore(Protocol):
+        """A backend bound to the roots of one invocation (cwd, env)."""
 
-    def init(self, scope: str) -> list[str]:
-        """Create the scope's storage and kind containers; return the containers (absolute)."""
+        def location(self, scope: str) -> str:
+            """A stable display/index key of the scope's storage (the absolute root for files)."""
 
-    def create(self, scope: str, kind_dir: str, name: str, text: str, exists_message: str) -> str:
-        """Store ``text`` as ``<kind_dir>/<name>`` create-only; return the relative path."""
+        def init(self, scope: str) -> list[str]:
+            """Create the scope's storage and kind containers; return the containers (absolute)."""
 
-    def scan(self, scope: str, remaining_entries: int) -> ScanResult:
-        """List the scope's candidate documents (missing storage = empty)."""
+        def create(
+            self, scope: str, kind_dir: str, name: str, text: str, exists_message: str
+        ) -> str:
+            """Store ``text`` as ``<kind_dir>/<name>`` create-only; return the relative path."""
 
-    def read(self, scope: str, rel: str, max_bytes: int) -> str:
-        """Return the decoded text of one scanned document; raise on any problem."""
+        def scan(self, scope: str, remaining_entries: int) -> ScanResult:
+            """List the scope's candidate documents (missing storage = empty)."""
 
-    def close(self) -> None:
-        """Release anything held open."""
+        def read(self, scope: str, rel: str, max_bytes: int) -> str:
+            """Return the decoded text of one scanned document; raise on any problem."""
 
+        def close(self) -> None:
+            """Release anything held open."""
 
-@runtime_checkable
-class MemoryBackend(Protocol):
-    """What ``ecc_memory_backend(name, settings)`` returns."""
+    class MemoryBackend(Protocol):
+        """What ``ecc_memory_backend(name, settings)`` returns."""
 
-    name: str
+        name: str
 
-    def open(self, cwd: Path, env: Mapping[str, str]) -> VaultStore:
-        """Bind to the vault roots for this working directory and environment."""
+        def open(self, cwd: Path, env: Mapping[str, str]) -> VaultStore:
+            """Bind to the vault roots for this working directory and environment."""
 
 
 def load_backend(
@@ -112,18 +116,25 @@ def load_backend(
 
 
 def _cheap_hook(name: str, settings: dict[str, Any]) -> Any:
-    import pluggy
-
-    from ecc import hookspecs, plugins
+    from ecc import plugins
 
     allowed = plugins.allowed_names()
     if allowed is not None and name not in allowed:
         return None
-    pm = pluggy.PluginManager("ecc")
-    pm.add_hookspecs(hookspecs)
     module = _entry_point_module(name)
     if module is None:
         return None
+    result = plugins.call_sole_implementation(
+        module, "ecc.memory_backends", "ecc_memory_backend", name=name, settings=settings
+    )
+    if result is not plugins.NOT_HANDLED:
+        return result
+    import pluggy
+
+    from ecc import hookspecs
+
+    pm = pluggy.PluginManager("ecc")
+    pm.add_hookspecs(hookspecs)
     pm.register(module, name=f"ecc.memory_backends:{name}")
     return pm.hook.ecc_memory_backend(name=name, settings=settings)
 

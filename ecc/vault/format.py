@@ -12,9 +12,12 @@ import os
 import re
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
-from typing import Any
 
 from ecc.errors import EccError
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing on the hot path
+if TYPE_CHECKING:
+    from typing import Any
 
 MEMORY_SCHEMA_VERSION = "ecc.memory.v1"
 MEMORY_KINDS = ("context", "decision", "fact", "handoff", "lesson", "note", "preference", "runbook")

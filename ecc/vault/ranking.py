@@ -31,10 +31,13 @@ from array import array
 from collections import Counter
 from collections.abc import Iterator
 from itertools import compress
-from typing import Any
 
 from ecc.vault.format import MEMORY_KINDS
 from ecc.vault.index import ScopeIndex
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing on the hot path
+if TYPE_CHECKING:
+    from typing import Any
 
 # Exactly the tokenizer's character classes (tests/vault/test_ranking.py checks every code point).
 WORD_RUN = re.compile(r"[\w-]+")

@@ -12,11 +12,14 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 from ecc.errors import EccError
 from ecc.vault.format import MEMORY_SCOPES, js_trim
 from ecc.vault.safefs import canonical_nearest_existing
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing on the hot path
+if TYPE_CHECKING:
+    from typing import Any
 
 _SEAL = object()
 MAX_ROOT_OVERRIDE_CHARS = 4096

@@ -10,9 +10,12 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Mapping
-from typing import Any
 
 from ecc.vault.format import LazyPattern
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing on the hot path
+if TYPE_CHECKING:
+    from typing import Any
 
 SECRET_PATTERNS: tuple[tuple[str, LazyPattern], ...] = (
     ("provider API key", LazyPattern(r"\bsk-[A-Za-z0-9_-]{16,}\b", re.ASCII | re.IGNORECASE)),

@@ -15,11 +15,9 @@ import re
 import sqlite3
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
 
 from ecc.errors import EccError
 from ecc.vault import ranking
-from ecc.vault.backend import MemoryBackend, VaultStore
 from ecc.vault.format import (
     DEFAULT_RECALL_SCOPES,
     JS_WHITESPACE,
@@ -45,6 +43,12 @@ from ecc.vault.format import (
 from ecc.vault.index import ScopeIndex
 from ecc.vault.ranking import WORD_RUN
 from ecc.vault.secrets import find_secrets_in_memory
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing on the hot path
+if TYPE_CHECKING:
+    from typing import Any
+
+    from ecc.vault.backend import MemoryBackend, VaultStore
 
 # Far above the reference's 5,000 entries / 16 MiB, still bounded against hostile vaults.
 MAX_FILES = 250_000

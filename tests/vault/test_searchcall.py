@@ -101,7 +101,9 @@ def test_fast_path_takes_the_plain_forms_only() -> None:
         assert searchcall.parse(form) is None, form
 
 
-def test_plain_search_does_not_import_click(vault: Path) -> None:
+def test_plain_search_imports_neither_click_nor_the_plugin_manager(vault: Path) -> None:
+    """The files backend is reached through its hook without pluggy (nor inspect and typing,
+    which pluggy imports): ``ecc.plugins.call_sole_implementation``."""
     out = subprocess.run(
         [sys.executable, "-X", "importtime", "-m", "ecc", "memory", "search", "--json", "auth"],
         cwd=vault,
@@ -111,7 +113,8 @@ def test_plain_search_does_not_import_click(vault: Path) -> None:
     )
     assert out.returncode == 0 and '"results"' in out.stdout
     imported = {line.rsplit("|", 1)[-1].strip() for line in out.stderr.splitlines()}
-    assert "ecc.searchcall" in imported and "click" not in imported
+    assert "ecc.searchcall" in imported and "ecc.hookspecs" in imported
+    assert not imported & {"click", "pluggy", "inspect", "typing"}
 
 
 def test_fast_path_closed_stdout_ends_quietly(vault: Path) -> None:

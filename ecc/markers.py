@@ -1,0 +1,81 @@
+"""The ``@hookspec`` and ``@hookimpl`` decorators of the ``ecc`` plugin project.
+
+They mark functions exactly as ``pluggy.HookspecMarker("ecc")`` and
+``pluggy.HookimplMarker("ecc")`` do (the same ``ecc_spec`` / ``ecc_impl`` option dicts, which
+pluggy's ``PluginManager`` reads at registration), without importing pluggy. Every plugin module
+imports ``hookimpl``; pluggy brings ``inspect`` and ``typing`` with it, about 12 ms of a memory
+search that otherwise needs no plugin manager (see ``ecc.plugins.call_sole_implementation``).
+``tests/foundation/test_markers.py`` keeps the options equal to pluggy's own markers'.
+"""
+
+from __future__ import annotations
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (it costs ~3 ms)
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping
+    from typing import Any
+
+PROJECT = "ecc"
+
+
+class HookspecMarker:
+    """``@hookspec`` / ``@hookspec(firstresult=True)``: declares a hook of the contract."""
+
+    attribute = PROJECT + "_spec"
+
+    def __call__(
+        self,
+        function: Callable[..., Any] | None = None,
+        firstresult: bool = False,
+        historic: bool = False,
+        warn_on_impl: Warning | None = None,
+        warn_on_impl_args: Mapping[str, Warning] | None = None,
+    ) -> Any:
+        if historic and firstresult:
+            raise ValueError("cannot have a historic firstresult hook")
+
+        def mark(func: Callable[..., Any]) -> Callable[..., Any]:
+            opts = {
+                "firstresult": firstresult,
+                "historic": historic,
+                "warn_on_impl": warn_on_impl,
+                "warn_on_impl_args": warn_on_impl_args,
+            }
+            setattr(func, self.attribute, opts)  # a dict of its own, as pluggy's marker does
+            return func
+
+        return mark if function is None else mark(function)
+
+
+class HookimplMarker:
+    """``@hookimpl`` / ``@hookimpl(tryfirst=True, …)``: marks a plugin's implementation."""
+
+    attribute = PROJECT + "_impl"
+
+    def __call__(
+        self,
+        function: Callable[..., Any] | None = None,
+        hookwrapper: bool = False,
+        optionalhook: bool = False,
+        tryfirst: bool = False,
+        trylast: bool = False,
+        specname: str | None = None,
+        wrapper: bool = False,
+    ) -> Any:
+        def mark(func: Callable[..., Any]) -> Callable[..., Any]:
+            opts = {
+                "wrapper": wrapper,
+                "hookwrapper": hookwrapper,
+                "optionalhook": optionalhook,
+                "tryfirst": tryfirst,
+                "trylast": trylast,
+                "specname": specname,
+            }
+            setattr(func, self.attribute, opts)  # a dict of its own, as pluggy's marker does
+            return func
+
+        return mark if function is None else mark(function)
+
+
+hookspec = HookspecMarker()
+hookimpl = HookimplMarker()
