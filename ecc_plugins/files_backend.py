@@ -10,12 +10,12 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from stat import S_ISDIR, S_ISLNK, S_ISREG
+from stat import S_ISDIR, S_ISLNK
 
 from ecc.errors import EccError
 from ecc.hookspecs import hookimpl
 from ecc.vault import safefs
-from ecc.vault.backend import DocumentRef, ScanResult
+from ecc.vault.backend import ScanResult
 from ecc.vault.format import MEMORY_KINDS
 from ecc.vault.roots import VaultRoots, require_roots, resolve_vault_roots
 
@@ -149,7 +149,8 @@ class FilesStore:
         # listdir + one lstat a name: the stat is needed anyway (a document's stamp), and it
         # also gives the type, so the common case costs one system call a file.
         names = sorted(os.listdir(fd))
-        documents = result.documents
+        append = result.documents.append
+        stat = os.stat
         visited = result.visited
         for name in names:
             if visited >= budget:
@@ -157,21 +158,21 @@ class FilesStore:
                 break
             visited += 1
             try:
-                info = os.stat(name, dir_fd=fd, follow_symlinks=False)
+                info = stat(name, dir_fd=fd, follow_symlinks=False)
             except FileNotFoundError:
                 continue  # removed since the listing
             mode = info.st_mode
-            if S_ISREG(mode):
+            if mode & 0o170000 == 0o100000:  # S_ISREG, inline: this loop runs once per file
                 if name[0] == "." or not name.endswith(".md"):
                     continue
                 rel = prefix + name
                 if not rel.isascii() and _printable(rel) != rel:
-                    documents.append(DocumentRef(_printable(rel), ""))  # not UTF-8: unreadable
+                    append((_printable(rel), ""))  # not UTF-8: unreadable
                     continue
                 stamp = (  # an f-string: twice as fast as str.format, and this runs per file
                     f"{info.st_dev}:{info.st_ino}:{info.st_size}:{info.st_mtime_ns}:{info.st_ctime_ns}"
                 )
-                documents.append(DocumentRef(rel, stamp))
+                append((rel, stamp))  # the DocumentRef pair, without a Python-level constructor
             elif S_ISDIR(mode):
                 if name[0] == ".":
                     continue

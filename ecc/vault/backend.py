@@ -15,36 +15,46 @@ if TYPE_CHECKING:
     from pathlib import Path
     from typing import Any, Protocol
 
-# Plain slotted classes, not dataclasses: these are built on every memory search (one per file),
-# and creating a dataclass costs more at import than the rest of this module.
+# Plain classes, not dataclasses: these are built on every memory search, and creating a
+# dataclass costs more at import than the rest of this module.
 
 
-class DocumentRef:
-    """One candidate document found by a scan: where it is and a stamp that changes with it."""
+class DocumentRef(tuple):
+    """One candidate document found by a scan: ``(rel, stamp)``.
 
-    __slots__ = ("rel", "stamp")
+    ``rel`` is the path below the scope root ('/'-separated); ``stamp`` is the file's identity
+    and changes whenever its content may have changed. A pair, so a backend may append plain
+    ``(rel, stamp)`` tuples (the files backend does: one object per file on every search).
+    """
 
-    def __init__(self, rel: str, stamp: str) -> None:
-        self.rel = rel  # path below the scope root, '/'-separated
-        self.stamp = stamp  # file identity: changes whenever the content may have changed
+    __slots__ = ()
 
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, DocumentRef):
-            return NotImplemented
-        return (self.rel, self.stamp) == (other.rel, other.stamp)
+    def __new__(cls, rel: str, stamp: str) -> DocumentRef:
+        return tuple.__new__(cls, (rel, stamp))
+
+    @property
+    def rel(self) -> str:
+        return self[0]
+
+    @property
+    def stamp(self) -> str:
+        return self[1]
 
     def __repr__(self) -> str:
-        return f"DocumentRef(rel={self.rel!r}, stamp={self.stamp!r})"
+        return f"DocumentRef(rel={self[0]!r}, stamp={self[1]!r})"
 
 
 class ScanResult:
-    """Everything a backend found in one scope, in deterministic (sorted) walk order."""
+    """Everything a backend found in one scope, in deterministic (sorted) walk order.
+
+    ``documents`` holds ``(rel, stamp)`` pairs (:class:`DocumentRef` or plain tuples).
+    """
 
     __slots__ = ("documents", "symlinks", "truncated", "visited")
 
     def __init__(
         self,
-        documents: list[DocumentRef] | None = None,
+        documents: list[tuple[str, str]] | None = None,
         symlinks: list[str] | None = None,
         visited: int = 0,
         truncated: bool = False,

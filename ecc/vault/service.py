@@ -90,7 +90,7 @@ def tokenize(text: str) -> list[str]:
     return WORD_RUN.findall(text.lower())
 
 
-_REL = operator.attrgetter("rel")
+_REL = operator.itemgetter(0)  # of a scanned (rel, stamp) pair
 _WHITESPACE_RUN = re.compile(f"[{JS_WHITESPACE}]+")
 
 
@@ -352,12 +352,12 @@ class VaultService:
         self,
         store: VaultStore,
         scope: str,
-        documents: Sequence[Any],
+        documents: Sequence[tuple[str, str]],
         index: ScopeIndex,
         load: VaultLoad,
     ) -> ScopeLoad:
         scope_load = ScopeLoad(scope, index)
-        listing = "\n".join([f"{doc.rel}\t{doc.stamp}" for doc in documents])
+        listing = "\n".join(map("\t".join, documents))  # (rel, stamp) pairs
         if index.persistent and self._unchanged(index, listing, documents, scope_load, load):
             return scope_load
         known = index.stamps()
@@ -365,16 +365,16 @@ class VaultService:
         start_bytes, start_invalid = load.scanned_bytes, load.invalid_file_count
         invalid_start = len(load.invalid_files)
         truncated = False
-        for doc in documents:
+        for rel, stamp in documents:
             if load.scanned_bytes >= MAX_SCAN_BYTES:
                 truncated = True
                 break
-            cached = known.get(doc.rel)
-            if cached is not None and cached[0] == doc.stamp and doc.stamp:
+            cached = known.get(rel)
+            if cached is not None and cached[0] == stamp and stamp:
                 row = None
                 nbytes, code = cached[1], cached[2]
             else:
-                row = self._build_row(store, scope, doc.rel, doc.stamp)
+                row = self._build_row(store, scope, rel, stamp)
                 nbytes, code = row[2], row[3]
             if load.scanned_bytes + nbytes > MAX_SCAN_BYTES:
                 truncated = True
@@ -382,9 +382,9 @@ class VaultService:
             load.scanned_bytes += nbytes
             if row is not None:
                 upserts.append(row)
-            scope_load.included.append(doc.rel)
+            scope_load.included.append(rel)
             if code:
-                self._note_invalid(load, scope, doc.rel, code)
+                self._note_invalid(load, scope, rel, code)
         load.truncated = load.truncated or truncated
         # The listing lets the next refresh skip this work when nothing changed; a truncated
         # refresh depends on the other scopes' sizes, so it is never taken as settled.
@@ -409,7 +409,7 @@ class VaultService:
         self,
         index: ScopeIndex,
         listing: str,
-        documents: Sequence[Any],
+        documents: Sequence[tuple[str, str]],
         scope_load: ScopeLoad,
         load: VaultLoad,
     ) -> bool:
