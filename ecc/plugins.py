@@ -195,6 +195,8 @@ def call_sole_implementation(plugin: Any, group: str, hook: str, **kwargs: Any) 
         code = value.__code__
         if "." in value.__qualname__ or code.co_kwonlyargcount or spec_opts.get("historic"):
             return NOT_HANDLED
+        if "__wrapped__" in value.__dict__:
+            return NOT_HANDLED  # pluggy reads the arguments of the unwrapped function
         argnames = code.co_varnames[: code.co_argcount - len(value.__defaults__ or ())]
         spec_code = spec.__code__
         if not set(argnames) <= set(spec_code.co_varnames[: spec_code.co_argcount]):

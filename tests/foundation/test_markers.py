@@ -141,6 +141,15 @@ NOT_HANDLED = {
         "class B:\n    @hookimpl\n    def ecc_memory_backend(self, name):\n        return 1\n"
         "ecc_memory_backend = B().ecc_memory_backend\n"
     ),
+    "decorated": (
+        "import functools\n"
+        "def logged(function):\n"
+        "    @functools.wraps(function)\n"
+        "    def wrapper(*args):\n"
+        "        return function(*args)\n"
+        "    return wrapper\n"
+        "@hookimpl\n@logged\ndef ecc_memory_backend(name):\n    return name\n"
+    ),
     "staticmethod": ("ecc_memory_backend = staticmethod(hookimpl(lambda name: 1))\n"),
 }
 
