@@ -182,9 +182,9 @@ def test_bounded_stdin_retries() -> None:
 
 
 _FRAGMENTS = [
-    "sk-", "SK-", "ghp_", "npm_", "hf_", "AKIA", "xoxb-", "AIza", "github_pat_", "sk_live_",
-    "-----BEGIN ", "RSA ", "PRIVATE KEY-----", "A1b2C3d4E5f6G7h8", "0123456789", "_", "-", " ",
-    "\n", "\t", ".", "é", "x",
+    "sk-", "SK-", "\u212a", "İ", "ghp_", "npm_", "hf_", "AKIA", "xoxb-", "AIza", "github_pat_",
+    "sk_live_", "-----BEGIN ", "RSA ", "PRIVATE KEY-----", "A1b2C3d4E5f6G7h8", "0123456789",
+    "_", "-", " ", "\n", "\t", ".", "é", "x",
 ]  # fmt: skip
 
 
@@ -196,4 +196,11 @@ def test_joined_scan_equals_field_by_field(fields: list[str]) -> None:
     memory = {"title": fields[0], "tags": fields[1:], "body": "".join(reversed(fields))}
     texts = [fields[0], *fields[1:], memory["body"]]
     texts.append(json.dumps(memory, ensure_ascii=False, separators=(",", ":")))
-    assert find_secrets_in_memory(memory) == secrets_module._scan(texts)
+    assert find_secrets_in_memory(memory) == secrets_module._scan(texts, prefilter=False)
+
+
+@given(st.lists(st.sampled_from([*_FRAGMENTS, "Sk-", "gHo_", "XOXP-", "asIA", "Ke"]), max_size=12))
+def test_the_marker_prefilter_changes_no_result(parts: list[str]) -> None:
+    """Skipping texts that hold no pattern's literal part finds exactly what a full scan finds."""
+    text = "".join(parts)
+    assert secrets_module._scan([text]) == secrets_module._scan([text], prefilter=False)
