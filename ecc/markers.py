@@ -18,6 +18,16 @@ if TYPE_CHECKING:
 PROJECT = "ecc"
 
 
+def _decorate(function: Callable[..., Any] | None, attribute: str, **opts: Any) -> Any:
+    """``@marker`` (``function`` given) or ``@marker(...)`` (a decorator returned)."""
+
+    def mark(func: Callable[..., Any]) -> Callable[..., Any]:
+        setattr(func, attribute, dict(opts))  # a dict of its own, as pluggy's markers do
+        return func
+
+    return mark if function is None else mark(function)
+
+
 class HookspecMarker:
     """``@hookspec`` / ``@hookspec(firstresult=True)``: declares a hook of the contract."""
 
@@ -33,18 +43,14 @@ class HookspecMarker:
     ) -> Any:
         if historic and firstresult:
             raise ValueError("cannot have a historic firstresult hook")
-
-        def mark(func: Callable[..., Any]) -> Callable[..., Any]:
-            opts = {
-                "firstresult": firstresult,
-                "historic": historic,
-                "warn_on_impl": warn_on_impl,
-                "warn_on_impl_args": warn_on_impl_args,
-            }
-            setattr(func, self.attribute, opts)  # a dict of its own, as pluggy's marker does
-            return func
-
-        return mark if function is None else mark(function)
+        return _decorate(
+            function,
+            self.attribute,
+            firstresult=firstresult,
+            historic=historic,
+            warn_on_impl=warn_on_impl,
+            warn_on_impl_args=warn_on_impl_args,
+        )
 
 
 class HookimplMarker:
@@ -62,19 +68,16 @@ class HookimplMarker:
         specname: str | None = None,
         wrapper: bool = False,
     ) -> Any:
-        def mark(func: Callable[..., Any]) -> Callable[..., Any]:
-            opts = {
-                "wrapper": wrapper,
-                "hookwrapper": hookwrapper,
-                "optionalhook": optionalhook,
-                "tryfirst": tryfirst,
-                "trylast": trylast,
-                "specname": specname,
-            }
-            setattr(func, self.attribute, opts)  # a dict of its own, as pluggy's marker does
-            return func
-
-        return mark if function is None else mark(function)
+        return _decorate(
+            function,
+            self.attribute,
+            wrapper=wrapper,
+            hookwrapper=hookwrapper,
+            optionalhook=optionalhook,
+            tryfirst=tryfirst,
+            trylast=trylast,
+            specname=specname,
+        )
 
 
 hookspec = HookspecMarker()

@@ -190,11 +190,11 @@ def call_sole_implementation(plugin: Any, group: str, hook: str, **kwargs: Any) 
             return NOT_HANDLED
         if opts.get("wrapper") or opts.get("hookwrapper"):
             return NOT_HANDLED
-        if spec_opts.get("warn_on_impl") or spec_opts.get("warn_on_impl_args"):
+        if any(spec_opts.get(key) for key in ("historic", "warn_on_impl", "warn_on_impl_args")):
             return NOT_HANDLED
         code = value.__code__
-        if "." in value.__qualname__ or code.co_kwonlyargcount or spec_opts.get("historic"):
-            return NOT_HANDLED
+        if "." in value.__qualname__ or code.co_kwonlyargcount:
+            return NOT_HANDLED  # pluggy may strip a first ``self``; keyword-only: not passed
         if "__wrapped__" in value.__dict__:
             return NOT_HANDLED  # pluggy reads the arguments of the unwrapped function
         argnames = code.co_varnames[: code.co_argcount - len(value.__defaults__ or ())]
