@@ -293,11 +293,17 @@ class PluginSet:
     group first, so raw use of the manager (tests registering plugin classes, ``ecc plugins``,
     ``ecc doctor``) sees exactly the eager set. Loading is thread-safe, and a plugin once
     registered is never unregistered, so a hook called on one thread never sees another
-    thread's load half done.
+    thread's load half done. ``entry_points`` (``{group: [(name, value)]}``) replaces
+    discovery, for a process that needs one known plugin checked and reported as usual.
     """
 
     def __init__(
-        self, config: Config | None, *, load_all: bool = False, lazy: bool = False
+        self,
+        config: Config | None,
+        *,
+        load_all: bool = False,
+        lazy: bool = False,
+        entry_points: dict[str, list[tuple[str, str]]] | None = None,
     ) -> None:
         import threading
 
@@ -311,8 +317,8 @@ class PluginSet:
         self._load_all = load_all
         self._allowed = allowed_names()
         self._lock = threading.RLock()
-        self._entry_points: dict[str, list[tuple[str, str]]] | None = None
-        self._order: list[str] = []  # the discovered groups, in GROUPS order
+        self._entry_points = entry_points  # None: discover() on first load
+        self._order = [g for g in GROUPS if g in (entry_points or ())]  # in GROUPS order
         self._loaded = 0  # how many of them are registered (a prefix)
         self._records: list[PluginRecord] = []
         self._hooks = _LazyHooks(self)

@@ -106,9 +106,11 @@ def load_backend(
     """The memory backend called ``name``, obtained through the ``ecc_memory_backend`` hook.
 
     Loading every plugin group costs far more than a memory search (stevedore, pydantic), so by
-    default only the entry point named ``name`` in ``ecc.memory_backends`` is registered in a
-    fresh pluggy manager. If a process already has its plugins loaded (tests, long-lived
-    servers), that manager is used instead.
+    default only the entry point named ``name`` in ``ecc.memory_backends`` is loaded: its one
+    implementation called directly when its module is plain
+    (:func:`ecc.plugins.call_sole_implementation`), else through a plugin set holding that entry
+    point alone, which refuses a broken plugin with the usual warning. If a process already has
+    its plugins loaded (tests, long-lived servers), that set is used instead.
     """
     from ecc import plugins
 
@@ -126,36 +128,27 @@ def load_backend(
 
 
 def _cheap_hook(name: str, settings: dict[str, Any]) -> Any:
-    from ecc import plugins
-
-    allowed = plugins.allowed_names()
-    if allowed is not None and name not in allowed:
-        return None
-    module = _entry_point_module(name)
-    if module is None:
-        return None
-    result = plugins.call_sole_implementation(
-        module, "ecc.memory_backends", "ecc_memory_backend", name=name, settings=settings
-    )
-    if result is not plugins.NOT_HANDLED:
-        return result
-    import pluggy
-
-    from ecc import hookspecs
-
-    pm = pluggy.PluginManager("ecc")
-    pm.add_hookspecs(hookspecs)
-    pm.register(module, name=f"ecc.memory_backends:{name}")
-    return pm.hook.ecc_memory_backend(name=name, settings=settings)
-
-
-def _entry_point_module(name: str) -> Any:
-    """Import the object of entry point ``ecc.memory_backends:name``, or None if none exists.
+    """The hook's answer from entry point ``ecc.memory_backends:name`` alone.
 
     The entry-point list comes from ``ecc.plugins.discover()`` (cached, keyed by the installed
     distributions), so a warm search imports neither stevedore nor ``importlib.metadata``.
     """
     from ecc import plugins
 
-    value = dict(plugins.discover().get("ecc.memory_backends", [])).get(name)
-    return plugins.import_object(value) if value is not None else None
+    group = "ecc.memory_backends"
+    allowed = plugins.allowed_names()
+    value = dict(plugins.discover().get(group, [])).get(name)
+    if value is None or (allowed is not None and name not in allowed):
+        return None
+    try:
+        module = plugins.import_object(value)
+    except Exception:
+        module = None  # the plugin set below reports it, as a full load does
+    if module is not None:
+        result = plugins.call_sole_implementation(
+            module, group, "ecc_memory_backend", name=name, settings=settings
+        )
+        if result is not plugins.NOT_HANDLED:
+            return result
+    single = plugins.PluginSet(None, lazy=True, entry_points={group: [(name, value)]})
+    return single.hook.ecc_memory_backend(name=name, settings=settings)

@@ -139,3 +139,48 @@ def test_config_selects_an_installed_backend(
         failed = run_ecc("memory", *args, cwd=repo, env=env)
         assert failed.returncode != 0 and "Traceback" not in failed.stderr
         assert "No memory backend named 'nowhere' is installed" in failed.stderr
+
+
+BROKEN_BACKENDS = {
+    "invalid hook implementation": (
+        "from ecc.hookspecs import hookimpl\n\n"
+        "@hookimpl\ndef ecc_memory_backend(name, cwd):\n    return None\n"
+    ),
+    "implements unknown hook": (
+        "from ecc.hookspecs import hookimpl\n\n"
+        "@hookimpl\ndef ecc_memory_backend(name):\n    return None\n\n"
+        "@hookimpl\ndef ecc_memory_backends(name):\n    return None\n"
+    ),
+    "failed to load": "import module_that_does_not_exist  # noqa\n",
+}
+
+
+@pytest.mark.parametrize("problem", sorted(BROKEN_BACKENDS))
+def test_a_broken_backend_plugin_is_refused_with_a_warning(
+    problem: str, tmp_path: Path, isolated_env: Path
+) -> None:
+    """As on a full plugin load: a warning naming the plugin, then the command's clear error."""
+    site, repo = tmp_path / "site", tmp_path / "repo"
+    site.mkdir()
+    repo.mkdir()
+    make_distribution(
+        site,
+        "ecc-test-broken-backend",
+        {"ecc_test_broken": BROKEN_BACKENDS[problem]},
+        "[ecc.memory_backends]\nbroken = ecc_test_broken\n",
+    )
+    config = tmp_path / "ecc.toml"
+    config.write_text('[memory]\nbackend = "broken"\n')
+    env = {
+        "PYTHONPATH": os.pathsep.join([str(site), os.environ.get("PYTHONPATH", "")]),
+        "ECC_CONFIG": str(config),
+        "ECC_MEMORY_PROJECT_ROOT": str(repo),
+    }
+    for args in (("search", "anything"), ("doctor",)):
+        result = run_ecc("memory", *args, cwd=repo, env=env)
+        assert result.returncode != 0 and "Traceback" not in result.stderr, result.stderr
+        assert "Warning: plugin 'broken' (ecc.memory_backends:broken = ecc_test_broken)" in (
+            result.stderr
+        )
+        assert problem in result.stderr
+        assert "No memory backend named 'broken' is installed" in result.stderr
