@@ -32,10 +32,10 @@ SHORT_SESSIONS = 100
 def main() -> int:
     import tomli_w
 
-    from ecc import config as ecc_config
+    from ecc.runtime.config import model as ecc_config
     from ecc.sessions import manager
-    from ecc.sessions.models import TERMINAL
-    from ecc.sessions.store import Store
+    from ecc.store.models import TERMINAL
+    from ecc.store.sqlite import Store
     from tests.distributed.conftest import Pool, kill_sessions, wait_ready
     from tests.servers import PostgresServer, RedisServer
 

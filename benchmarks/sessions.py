@@ -66,7 +66,7 @@ def main() -> None:
         )
         work = root / "work"
         work.mkdir()
-        from ecc.sessions.store import Store
+        from ecc.store.sqlite import Store
 
         store = Store(root / "state" / "ecc.db")
 
@@ -87,7 +87,7 @@ def main() -> None:
             ecc("run", "-d", "--json", "--no-worktree", f"seq 1 {args.lines}", cwd=work).stdout
         )["id"]
         session = wait_state(store, sid, {"completed", "failed"})
-        from ecc.sessions.models import parse_iso
+        from ecc.store.models import parse_iso
 
         span = (parse_iso(session.ended_at) - parse_iso(session.started_at)).total_seconds()
         count = store.count_output(sid)

@@ -14,8 +14,8 @@ import subprocess
 import sys
 from typing import Any
 
-from ecc.hookspecs import hookimpl
-from ecc.types import Notification
+from ecc.contract.hookspecs import hookimpl
+from ecc.contract.types import Notification
 
 APPLESCRIPT = (
     "on run argv",

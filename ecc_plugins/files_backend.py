@@ -12,8 +12,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from stat import S_ISDIR, S_ISLNK
 
-from ecc.errors import EccError
-from ecc.hookspecs import hookimpl
+from ecc.contract.errors import EccError
+from ecc.contract.hookspecs import hookimpl
 from ecc.vault import safefs
 from ecc.vault.backend import ScanResult
 from ecc.vault.format import MEMORY_KINDS

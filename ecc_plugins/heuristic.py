@@ -22,8 +22,8 @@ import re
 import shlex
 from typing import Any
 
-from ecc.hookspecs import hookimpl
-from ecc.types import RiskContribution, ToolCall
+from ecc.contract.hookspecs import hookimpl
+from ecc.contract.types import RiskContribution, ToolCall
 
 NAME = "heuristic"
 

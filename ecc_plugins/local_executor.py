@@ -7,13 +7,13 @@ import signal
 import subprocess
 from typing import TYPE_CHECKING, Any
 
-from ecc.errors import EccError
-from ecc.hookspecs import hookimpl
+from ecc.contract.errors import EccError
+from ecc.contract.hookspecs import hookimpl
 from ecc.sessions import procs
 from ecc.sessions.executor import runner_argv, runner_log_path
 
 if TYPE_CHECKING:
-    from ecc.sessions.models import Session
+    from ecc.store.models import Session
 
 
 class LocalExecutor:

@@ -12,9 +12,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ecc import paths
-from ecc.hookspecs import hookimpl
-from ecc.types import Notification
+from ecc.contract.hookspecs import hookimpl
+from ecc.contract.types import Notification
+from ecc.runtime import paths
 
 
 @hookimpl

@@ -17,13 +17,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ecc.errors import EccError
-from ecc.hookspecs import hookimpl
-from ecc.profiles import format_number, refuse_if_any, render_task
-from ecc.types import HarnessInfo, LaunchContext, ProfileTranslation
+from ecc.adapterkit import format_number, refuse_if_any, render_task
+from ecc.contract.errors import EccError
+from ecc.contract.hookspecs import hookimpl
+from ecc.contract.types import HarnessInfo, LaunchContext, ProfileTranslation
 
 if TYPE_CHECKING:  # pydantic stays off the hot paths that load adapters
-    from ecc.config import AgentProfile, Config, HarnessRunner
+    from ecc.runtime.config.model import AgentProfile, Config, HarnessRunner
 
 
 def _runner(harness: str, config: Config) -> HarnessRunner | None:

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from ecc.hookspecs import hookimpl
-from ecc.types import HarnessInfo, LaunchContext
+from ecc.contract.hookspecs import hookimpl
+from ecc.contract.types import HarnessInfo, LaunchContext
 
 NAME = "shell"
 

@@ -26,8 +26,8 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from ecc import __version__
-from ecc.hookspecs import hookimpl
-from ecc.types import Notification
+from ecc.contract.hookspecs import hookimpl
+from ecc.contract.types import Notification
 
 FORMATS = ("generic", "slack", "discord")
 

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from ecc import config as ecc_config
-from ecc import plugins as ecc_plugins
+from ecc.runtime.config import model as ecc_config
+from ecc.runtime.plugins import loader as ecc_plugins
 from tests.servers import postgres_server, redis_server  # noqa: F401 (shared fixtures)
 
 REPO = Path(__file__).resolve().parent.parent

@@ -27,9 +27,9 @@ def budget_command(show_all: bool, as_json: bool) -> None:
     Only shows: alerts and the limit action (budget_action) are applied by the runner and the
     daemon.
     """
-    from ecc.budgets import report
-    from ecc.config import get_config
-    from ecc.sessions.store import open_store
+    from ecc.observability.budgets import report
+    from ecc.runtime.config.model import get_config
+    from ecc.store.sqlite import open_store
 
     config = get_config()
     store = open_store(config=config)

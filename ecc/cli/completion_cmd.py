@@ -14,7 +14,7 @@ def completion_command(shell: str) -> None:
     """
     from click.shell_completion import get_completion_class
 
-    from ecc.cli import cli
+    from ecc.cli.app import cli
 
     completion_class = get_completion_class(shell)
     assert completion_class is not None  # the Choice above admits only supported shells

@@ -28,7 +28,7 @@ def show(as_json: bool, origin: bool) -> None:
     """Print the effective configuration."""
     import tomli_w
 
-    from ecc import config
+    from ecc.runtime.config import model as config
 
     loaded = config.current()
     data = loaded.config.model_dump(mode="json", exclude_none=not as_json)
@@ -50,7 +50,7 @@ def show(as_json: bool, origin: bool) -> None:
 @json_option
 def get(key: str, as_json: bool) -> None:
     """Print the effective value of KEY (dotted, e.g. risk.block)."""
-    from ecc import config
+    from ecc.runtime.config import model as config
 
     value = config.lookup(config.get_config(), key)
     if as_json or isinstance(value, dict | list):
@@ -68,7 +68,7 @@ def get(key: str, as_json: bool) -> None:
 @click.option("--project", "scope", flag_value="project", help="Write <repo>/.ecc/config.toml.")
 def set_(key: str, value: str, scope: str | None) -> None:
     """Set KEY to VALUE (parsed as TOML, else a string) in one layer, keeping its other keys."""
-    from ecc import config
+    from ecc.runtime.config import model as config
 
     if scope is None:
         raise click.UsageError("say which file to write: --user or --project")
@@ -82,7 +82,7 @@ def path(as_json: bool) -> None:
     """Print the config files ecc reads, in layer order, and whether each exists."""
     import os
 
-    from ecc import paths
+    from ecc.runtime import paths
 
     rows = [("user", paths.user_config_file()), ("project", paths.project_config_file())]
     if os.environ.get("ECC_CONFIG"):

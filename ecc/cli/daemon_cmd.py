@@ -24,10 +24,10 @@ def daemon_command(once: bool, interval: float | None, as_json: bool) -> None:
     Logs go to stderr and to <state dir>/logs/daemon.log. SIGTERM or Ctrl-C stops it cleanly.
     Only one daemon may run per store.
     """
-    from ecc import paths
-    from ecc.config import get_config
+    from ecc.runtime import paths
+    from ecc.runtime.config.model import get_config
     from ecc.sessions.daemon import Daemon
-    from ecc.sessions.store import open_store
+    from ecc.store.sqlite import open_store
 
     config = get_config()
     logs = paths.ensure_private_dir(paths.state_dir() / "logs")

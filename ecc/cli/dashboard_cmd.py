@@ -26,7 +26,7 @@ def dashboard_command(interval: float, query: str) -> None:
     Keys are shown in the footer: n new, s stop, u resume, m merge, p prune, d remove,
     / search memory, f filter, r refresh, 1-5 panes, q quit.
     """
-    from ecc.errors import EccError
+    from ecc.contract.errors import EccError
 
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
         raise EccError("ecc dashboard needs a terminal (use ecc sessions --json in scripts)")

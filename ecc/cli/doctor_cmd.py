@@ -35,8 +35,8 @@ def _git() -> Check:
 
 
 def _config() -> Check:
-    from ecc import config
-    from ecc.errors import EccError
+    from ecc.contract.errors import EccError
+    from ecc.runtime.config import model as config
 
     try:
         loaded = config.current()
@@ -47,9 +47,9 @@ def _config() -> Check:
 
 
 def _plugins() -> Check:
-    from ecc.config import get_config
-    from ecc.errors import EccError
-    from ecc.plugins import PluginSet
+    from ecc.contract.errors import EccError
+    from ecc.runtime.config.model import get_config
+    from ecc.runtime.plugins.loader import PluginSet
 
     try:
         plugin_set = PluginSet(get_config())
@@ -64,7 +64,7 @@ def _plugins() -> Check:
 
 
 def _state_dir() -> Check:
-    from ecc import paths
+    from ecc.runtime import paths
 
     directory = paths.state_dir()
     try:

@@ -11,7 +11,7 @@ from typing import Any
 import click
 
 from ecc.cli.output import emit_json, json_option, say
-from ecc.errors import EccError
+from ecc.contract.errors import EccError
 
 VERSION_TIMEOUT_SECS = 15.0
 
@@ -47,8 +47,8 @@ def _version(program: str) -> str | None:
 @json_option
 def list_command(no_version: bool, as_json: bool) -> None:
     """Installed harness adapters, their CLI on PATH and version, and detection here."""
-    from ecc import harnesses
-    from ecc.config import get_config
+    from ecc.runtime.config.model import get_config
+    from ecc.sessions import harnesses
 
     config = get_config()
     table = harnesses.available(config)
@@ -83,7 +83,7 @@ def list_command(no_version: bool, as_json: bool) -> None:
 
 
 def _profile(name: str | None, config: Any) -> Any:
-    from ecc.config import AgentProfile
+    from ecc.runtime.config.model import AgentProfile
 
     wanted = name or config.default_profile
     if not wanted:
@@ -105,10 +105,10 @@ def command_command(
 
     Shown for the current directory as the session directory, with session id ``preview``.
     """
-    from ecc import harnesses
-    from ecc.config import get_config
-    from ecc.plugins import get_plugins
-    from ecc.types import LaunchContext
+    from ecc.contract.types import LaunchContext
+    from ecc.runtime.config.model import get_config
+    from ecc.runtime.plugins.loader import get_plugins
+    from ecc.sessions import harnesses
 
     config = get_config()
     harness = harnesses.canonical_name(name, config)
@@ -186,7 +186,7 @@ def _installed_here(hook: Any, harness: str, kind: str, project: Path) -> bool |
     Asked as a dry-run uninstall (which writes nothing): it would change something exactly when
     ecc's entries are there. None when the adapter has no such integration.
     """
-    from ecc.types import IntegrationRequest
+    from ecc.contract.types import IntegrationRequest
 
     request = IntegrationRequest(
         kind=kind, action="uninstall", scope="project", project_dir=project, dry_run=True
@@ -201,8 +201,8 @@ def _installed_here(hook: Any, harness: str, kind: str, project: Path) -> bool |
 
 
 def matrix_rows(config: Any, project: Path) -> list[dict[str, Any]]:
-    from ecc import harnesses
-    from ecc.plugins import get_plugins
+    from ecc.runtime.plugins.loader import get_plugins
+    from ecc.sessions import harnesses
 
     hook = get_plugins(config).hook
     detected = set(harnesses.detect(project, config))
@@ -268,8 +268,8 @@ def matrix_command(fmt: str | None) -> None:
     "detected" from the project's marker files; "installed" from each adapter's own config files
     in this project (hooks, MCP server, skills), read without writing anything.
     """
-    from ecc import paths
-    from ecc.config import get_config
+    from ecc.runtime import paths
+    from ecc.runtime.config.model import get_config
 
     project = paths.find_project_root() or Path.cwd()
     rows = matrix_rows(get_config(), project)

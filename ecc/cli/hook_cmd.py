@@ -1,7 +1,7 @@
 """``ecc hook``: called by a harness's own hook on every tool call (hidden from ``--help``).
 
 Reads the harness's JSON payload on stdin and answers in that harness's protocol (exit code,
-stdout, stderr); see :mod:`ecc.hookcall`. It never fails the harness: an internal error allows
+stdout, stderr); see :mod:`ecc.observability.toolhook`. It never fails the harness: an internal error allows
 the call and is logged, unless ``risk.fail_closed = true``.
 """
 
@@ -17,7 +17,7 @@ import click
 @click.option("--event", default="", help="Event name when the payload does not carry one.")
 def hook_command(harness: str, event: str) -> None:
     """Score one tool call from a harness hook payload on stdin; answer allow, ask or deny."""
-    from ecc.hookcall import run
+    from ecc.observability.toolhook import run
 
     raw = sys.stdin.buffer.read() if not sys.stdin.isatty() else b""
     response = run(harness, event, raw)

@@ -25,12 +25,12 @@ def apply_integration(
     extra_json: Callable[[Any], dict[str, Any]] | None = None,
 ) -> None:
     """Run ``ecc_install_integration`` for ``kind`` through the adapter that owns ``harness``."""
-    from ecc import paths
-    from ecc.config import get_config
-    from ecc.errors import EccError
-    from ecc.harnesses import canonical_name
-    from ecc.plugins import get_plugins
-    from ecc.types import IntegrationRequest
+    from ecc.contract.errors import EccError
+    from ecc.contract.types import IntegrationRequest
+    from ecc.runtime import paths
+    from ecc.runtime.config.model import get_config
+    from ecc.runtime.plugins.loader import get_plugins
+    from ecc.sessions.harnesses import canonical_name
 
     config = get_config()
     name = canonical_name(harness, config)

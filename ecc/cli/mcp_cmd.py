@@ -20,7 +20,7 @@ def mcp_group() -> None:
 def mcp_command() -> list[str]:
     """This installation's ``ecc-memory-mcp`` console script (absolute), else
     ``python -m ecc.mcp.server`` with this interpreter."""
-    from ecc.hookconfig import mcp_argv
+    from ecc.portability.harnessfiles import mcp_argv
 
     return mcp_argv({})
 

@@ -11,7 +11,7 @@ from typing import Any
 
 import click
 
-from ecc.errors import EccError
+from ecc.contract.errors import EccError
 
 USAGE = (  # the reference usage text, verbatim
     """\
@@ -119,7 +119,7 @@ def _emit_json(payload: Any) -> None:
 
 
 def _say(*parts: Any) -> None:
-    from ecc.terminal import sanitize
+    from ecc.runtime.terminal import sanitize
 
     click.echo("".join(sanitize(part) for part in parts))
 
@@ -277,7 +277,7 @@ def search_command(
 ) -> None:
     """Search active memories (default scopes project and team). Use -- before a query
     that starts with a dash."""
-    from ecc import searchcall  # the same search and output as the click-free hot path
+    from ecc.cli.fast import search as searchcall
 
     options = {"query": list(query), "scopes": list(scopes), "kinds": list(kinds)}
     result = searchcall.search({**options, "target": target_harness, "limit": limit})

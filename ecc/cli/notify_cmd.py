@@ -17,10 +17,10 @@ def notify_group() -> None:
 @json_option
 def test_command(notifier: str | None, as_json: bool) -> None:
     """Send a test event to every selected notifier (or one), ignoring filters and quiet hours."""
-    from ecc.config import get_config
-    from ecc.errors import EccError
-    from ecc.notify import _deliver, _record
-    from ecc.types import Notification
+    from ecc.contract.errors import EccError
+    from ecc.contract.types import Notification
+    from ecc.observability.notify import _deliver, _record
+    from ecc.runtime.config.model import get_config
 
     config = get_config()
     notification = Notification(
@@ -47,7 +47,7 @@ def test_command(notifier: str | None, as_json: bool) -> None:
 @json_option
 def history_command(limit: int, as_json: bool) -> None:
     """The most recent notifications and what each notifier did with them."""
-    from ecc.sessions.store import open_store
+    from ecc.store.sqlite import open_store
 
     store = open_store()
     try:

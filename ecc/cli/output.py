@@ -6,7 +6,7 @@ from typing import Any
 
 import click
 
-from ecc.terminal import json_text, sanitize
+from ecc.runtime.terminal import json_text, sanitize
 
 
 def emit_json(payload: Any) -> None:

@@ -11,8 +11,8 @@ from ecc.cli.output import emit_json, json_option, say
 @json_option
 def plugins_command(as_json: bool) -> None:
     """List every plugin entry point: group, distribution, hooks, and load errors."""
-    from ecc.config import get_config
-    from ecc.plugins import PluginSet
+    from ecc.runtime.config.model import get_config
+    from ecc.runtime.plugins.loader import PluginSet
 
     plugin_set = PluginSet(get_config(), load_all=True)
     plugin_set.add_distribution_info()

@@ -26,9 +26,9 @@ def risk_group() -> None:
 @json_option
 def score_command(tool: str, text: str, harness: str, as_json: bool) -> None:
     """Print the score (0..1), the action it maps to, and each contribution's reason."""
-    from ecc.config import get_config
-    from ecc.risk import score_call
-    from ecc.types import ToolCall
+    from ecc.contract.types import ToolCall
+    from ecc.observability.risk import score_call
+    from ecc.runtime.config.model import get_config
 
     payload: dict[str, object] | str = text
     if text.lstrip().startswith("{"):

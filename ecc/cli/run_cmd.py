@@ -87,10 +87,10 @@ def run_command(
             as_json=as_json,
         )
         return
-    from ecc.runcall import create_and_submit, started_text
+    from ecc.cli.fast.run import create_and_submit, started_text
 
     store, session, _ = create_and_submit(task, harness, profile, use_worktree, name, cwd, executor)
-    if detach:  # also the plain form's path without click: ecc.runcall.main
+    if detach:  # also the plain form's path without click: ecc.cli.fast.run.main
         click.echo(started_text(session, as_json))
         return
     if not as_json:
@@ -143,7 +143,7 @@ def follow(
 ) -> Any:
     """Print new output lines until the session is finished and every line is shown."""
     from ecc.sessions.daemon import reap_quietly
-    from ecc.sessions.models import TERMINAL
+    from ecc.store.models import TERMINAL
 
     next_reap = time.monotonic() + 1.0
     while True:

@@ -14,15 +14,15 @@ remote_option = click.option(
 
 
 def _open() -> tuple[Any, Any]:
-    from ecc.config import get_config
-    from ecc.sessions.store import open_store
+    from ecc.runtime.config.model import get_config
+    from ecc.store.sqlite import open_store
 
     config = get_config()
     return open_store(config=config), config
 
 
 def _age(text: str | None) -> str:
-    from ecc.sessions.models import age_label
+    from ecc.store.models import age_label
 
     return age_label(text)
 
@@ -43,7 +43,7 @@ def sessions_command(
 
         sessions_remote(remote, show_all, [s.strip().lower() for s in states], as_json)
         return
-    from ecc.sessions.models import ACTIVE, parse_state
+    from ecc.store.models import ACTIVE, parse_state
 
     store, config = _open()
     from ecc.sessions.daemon import reap_quietly
@@ -210,7 +210,7 @@ def _follow(
     import time
 
     from ecc.sessions.daemon import reap_quietly
-    from ecc.sessions.models import TERMINAL
+    from ecc.store.models import TERMINAL
 
     next_reap = time.monotonic() + 1.0
     while True:

@@ -21,7 +21,7 @@ def skills_group() -> None:
 
 
 def _project() -> Path:
-    from ecc import paths
+    from ecc.runtime import paths
 
     return paths.find_project_root() or Path.cwd()
 
@@ -35,8 +35,8 @@ def validate_command(paths: tuple[Path, ...], as_json: bool) -> None:
     PATHS are SKILL.md files, skill directories or folders of skills (default: the project's
     skills/). Every problem is printed as FILE:LINE: what; the exit status is 1 if there is any.
     """
-    from ecc.errors import EccError
-    from ecc.skills import validate
+    from ecc.contract.errors import EccError
+    from ecc.portability.skills import validate
 
     targets = list(paths)
     if not targets:
@@ -72,7 +72,7 @@ def validate_command(paths: tuple[Path, ...], as_json: bool) -> None:
 
 
 def _targets(harness: str | None, every: bool, config: Any) -> list[str]:
-    from ecc import harnesses
+    from ecc.sessions import harnesses
 
     if every == bool(harness):
         raise click.UsageError("give exactly one of --harness NAME or --all")
@@ -90,17 +90,17 @@ def _apply(
     source: Path | None,
     as_json: bool,
 ) -> None:
-    from ecc.config import get_config
-    from ecc.errors import EccError
-    from ecc.plugins import get_plugins
-    from ecc.types import IntegrationRequest
+    from ecc.contract.errors import EccError
+    from ecc.contract.types import IntegrationRequest
+    from ecc.runtime.config.model import get_config
+    from ecc.runtime.plugins.loader import get_plugins
 
     config = get_config()
     project = _project()
     options: dict[str, Any] = {}
     if action == "install":
         folder = (source or project / "skills").resolve()
-        from ecc.skills import load_source
+        from ecc.portability.skills import load_source
 
         load_source(folder)  # refuse an invalid source once, before any harness is touched
         options["source"] = str(folder)

@@ -11,15 +11,15 @@ from ecc.cli.output import emit_json, json_option, say
 
 
 def _open() -> tuple[Any, Any]:
-    from ecc.config import get_config
-    from ecc.sessions.store import open_store
+    from ecc.runtime.config.model import get_config
+    from ecc.store.sqlite import open_store
 
     config = get_config()
     return open_store(config=config), config
 
 
 def _session_with_worktree(store: Any, ref: str) -> Any:
-    from ecc.errors import EccError
+    from ecc.contract.errors import EccError
     from ecc.sessions.manager import find
 
     session = find(store, ref)
@@ -27,7 +27,7 @@ def _session_with_worktree(store: Any, ref: str) -> Any:
         raise EccError(f"session {session.id} has no worktree")
     if session.repo_url and _repo(session).is_dir():
         # ran on a worker of a pool: its branch was pushed to the remote; bring it here
-        from ecc import worktrees
+        from ecc.sessions import worktrees
 
         worktrees.fetch_session_branch(_repo(session), session.repo_url, session.worktree_branch)
     return session
@@ -38,7 +38,7 @@ def _repo(session: Any) -> Path:
 
 
 def _status(session: Any) -> Any:
-    from ecc import worktrees
+    from ecc.sessions import worktrees
 
     return worktrees.status(
         _repo(session),
@@ -89,7 +89,7 @@ def list_command(as_json: bool) -> None:
 @json_option
 def status_command(session_ref: str, as_json: bool) -> None:
     """Ahead/behind, dirty files and mergeability of a session's worktree."""
-    from ecc import worktrees
+    from ecc.sessions import worktrees
 
     store, _ = _open()
     session = _session_with_worktree(store, session_ref)
@@ -124,7 +124,7 @@ def status_command(session_ref: str, as_json: bool) -> None:
 @json_option
 def diff_command(session_ref: str, as_json: bool) -> None:
     """The session's changes against its base: commits, then uncommitted work."""
-    from ecc import worktrees
+    from ecc.sessions import worktrees
 
     store, _ = _open()
     session = _session_with_worktree(store, session_ref)
@@ -147,8 +147,8 @@ def diff_command(session_ref: str, as_json: bool) -> None:
 @json_option
 def merge_command(session_ref: str, as_json: bool) -> None:
     """Merge a finished session's branch into its base branch, only when clean."""
-    from ecc import worktrees
-    from ecc.errors import EccError
+    from ecc.contract.errors import EccError
+    from ecc.sessions import worktrees
 
     store, _ = _open()
     session = _session_with_worktree(store, session_ref)
@@ -176,8 +176,8 @@ def prune_command(session_ref: str | None, merged: bool, finished: bool, as_json
 
     Uncommitted work is never deleted, and a branch is deleted only when merged into its base.
     """
-    from ecc import worktrees
-    from ecc.errors import EccError
+    from ecc.contract.errors import EccError
+    from ecc.sessions import worktrees
     from ecc.sessions.daemon import prune
 
     store, config = _open()

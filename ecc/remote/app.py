@@ -37,13 +37,13 @@ from fastapi.security import HTTPBearer
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from ecc import __version__
-from ecc.errors import EccError
+from ecc.contract.errors import EccError
 from ecc.remote import schemas
 from ecc.remote.tokens import TokenSet, parse_authorization
 
 if TYPE_CHECKING:
-    from ecc.config import Config
-    from ecc.sessions.store import Store
+    from ecc.runtime.config.model import Config
+    from ecc.store.sqlite import Store
 
 log = logging.getLogger("ecc.remote")
 
@@ -273,7 +273,7 @@ class StorePool:
     def get(self) -> Store:
         store = getattr(self.local, "store", None)
         if store is None:
-            from ecc.sessions.store import open_store
+            from ecc.store.sqlite import open_store
 
             store = open_store(config=self.config)
             self.local.store = store
@@ -329,7 +329,7 @@ def create_app(settings: Settings) -> Guard:
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
         import anyio.to_thread
 
-        from ecc import harnesses
+        from ecc.sessions import harnesses
 
         try:  # load the plugins once, before worker threads race to do it
             await anyio.to_thread.run_sync(harnesses.available, settings.config)
@@ -448,7 +448,7 @@ def create_app(settings: Settings) -> Guard:
         limit: Annotated[int, Query(ge=1, le=1000)] = 200,
     ) -> schemas.SessionList:
         """Sessions, newest first: active ones unless ``all`` or ``state`` says otherwise."""
-        from ecc.sessions.models import ACTIVE, State
+        from ecc.store.models import ACTIVE, State
 
         if state:
             wanted: list[State] | None = [State(s) for s in state]
@@ -487,7 +487,7 @@ def create_app(settings: Settings) -> Guard:
         stream: Annotated[schemas.Stream | None, Query()] = None,
     ) -> schemas.OutputPage:
         """Captured output lines (a page; see ``/stream`` to follow live output)."""
-        from ecc.sessions.models import TERMINAL
+        from ecc.store.models import TERMINAL
 
         store = pool.get()
         session = _find(store, session_id)
@@ -556,7 +556,7 @@ def create_app(settings: Settings) -> Guard:
     ) -> schemas.SessionOut:
         """Stop a session: SIGTERM its process group, SIGKILL after the grace period."""
         from ecc.sessions import manager
-        from ecc.sessions.models import TERMINAL
+        from ecc.store.models import TERMINAL
 
         store = pool.get()
         session = _find(store, session_id)
@@ -617,7 +617,7 @@ def _allowed_repository(text: str, settings: Settings) -> Path:
 def _allowed_harness_and_profile(
     body: schemas.SessionCreate, repository: Path, config: Config
 ) -> tuple[str, str | None]:
-    from ecc import harnesses
+    from ecc.sessions import harnesses
 
     remote = config.remote
     profile_name = body.profile or config.default_profile
@@ -659,7 +659,7 @@ async def _events(
     """SSE frames for new lines until the session is over and every line was sent."""
     import anyio.to_thread
 
-    from ecc.sessions.models import TERMINAL
+    from ecc.store.models import TERMINAL
 
     def read(last: int) -> tuple[list[dict[str, Any]], Any]:
         store = pool.get()

@@ -19,7 +19,7 @@ from typing import Any
 from urllib.parse import quote, urlencode, urlsplit
 
 from ecc import __version__
-from ecc.errors import EccError
+from ecc.contract.errors import EccError
 
 DEFAULT_TIMEOUT = 30.0
 STREAM_READ_TIMEOUT = 60.0  # the server sends a keep-alive comment every 15 s
@@ -327,7 +327,7 @@ def run_remote(
 
 
 def _age(text: str | None) -> str:
-    from ecc.sessions.models import age_label
+    from ecc.store.models import age_label
 
     return age_label(text)
 

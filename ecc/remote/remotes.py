@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from ecc.errors import EccError
+from ecc.contract.errors import EccError
 
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 
@@ -41,7 +41,7 @@ def is_loopback(host: str) -> bool:
 
 
 def remotes_file() -> Path:
-    from ecc import paths
+    from ecc.runtime import paths
 
     return paths.config_dir() / "remotes.json"
 
@@ -93,7 +93,7 @@ def normalize_url(url: str) -> str:
 
 
 def _save(remotes: dict[str, Any]) -> Path:
-    from ecc import paths
+    from ecc.runtime import paths
 
     path = remotes_file()
     paths.ensure_private_dir(path.parent)

@@ -20,7 +20,7 @@ from typing import Any
 
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
-from ecc.errors import EccError
+from ecc.contract.errors import EccError
 from ecc.remote.remotes import is_loopback
 
 KEEP_ALIVE_SECS = 5
@@ -119,9 +119,9 @@ def serve(
 ) -> None:
     import uvicorn
 
-    from ecc.config import get_config
     from ecc.remote.app import Settings, create_app
     from ecc.remote.tokens import TokenSet, server_tokens
+    from ecc.runtime.config.model import get_config
 
     if (tls_cert is None) != (tls_key is None):
         raise EccError("--tls-cert and --tls-key go together")

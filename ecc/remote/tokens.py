@@ -15,7 +15,7 @@ import secrets
 import stat
 from pathlib import Path
 
-from ecc.errors import EccError
+from ecc.contract.errors import EccError
 
 TOKEN_ENV = "ECC_REMOTE_TOKEN"
 TOKEN_FILE_ENV = "ECC_REMOTE_TOKEN_FILE"
@@ -25,7 +25,7 @@ MAX_TOKEN_CHARS = 512
 
 
 def default_token_file() -> Path:
-    from ecc import paths
+    from ecc.runtime import paths
 
     return paths.config_dir() / "remote-token"
 
@@ -36,7 +36,7 @@ def generate() -> str:
 
 def create_token_file(path: Path | None = None, *, force: bool = False) -> Path:
     """Write a new random token to ``path`` (default: the config dir) with mode 0600."""
-    from ecc import paths
+    from ecc.runtime import paths
 
     target = (path or default_token_file()).expanduser()
     if target.exists() and not force:

@@ -27,11 +27,11 @@ from typing import TYPE_CHECKING, Any
 
 from ecc.sessions import procs
 from ecc.sessions.executor import get_executor
-from ecc.sessions.models import TERMINAL, State, age_seconds
-from ecc.sessions.store import Store
+from ecc.store.models import TERMINAL, State, age_seconds
+from ecc.store.sqlite import Store
 
 if TYPE_CHECKING:
-    from ecc.config import Config
+    from ecc.runtime.config.model import Config
 
 log = logging.getLogger("ecc.daemon")
 
@@ -71,7 +71,7 @@ def reap_quietly(store: Store, config: Config | None = None) -> None:
     """:func:`reap_expired` for CLI reads: never let the reaper break a read."""
     try:
         if config is None:
-            from ecc.config import get_config
+            from ecc.runtime.config.model import get_config
 
             config = get_config()
         reap_expired(store, config)
@@ -139,8 +139,8 @@ def recover(store: Store, config: Config) -> list[dict[str, Any]]:
 
 def _notify_failed(store: Store, session_id: str, reason: str, config: Config) -> None:
     try:
-        from ecc.notify import send
-        from ecc.types import Notification
+        from ecc.contract.types import Notification
+        from ecc.observability.notify import send
 
         send(
             Notification(
@@ -163,7 +163,7 @@ def dispatch(store: Store, config: Config) -> list[str]:
 
 def prune(store: Store, config: Config, *, force_all: bool = False) -> list[dict[str, Any]]:
     """Remove finished sessions' worktrees past retention (clean ones only; merged branches)."""
-    from ecc import worktrees
+    from ecc.sessions import worktrees
 
     results = []
     for session in store.list_sessions(sorted(TERMINAL)):
@@ -187,8 +187,8 @@ def prune(store: Store, config: Config, *, force_all: bool = False) -> list[dict
 
 
 def _budgets(store: Store, config: Config) -> list[dict[str, Any]]:
-    """Budget alerts and the limit action for every active session (ecc.budgets)."""
-    from ecc import budgets
+    """Budget alerts and the limit action for every active session (ecc.observability.budgets)."""
+    from ecc.observability import budgets
 
     return budgets.check(store, config)
 

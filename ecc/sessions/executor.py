@@ -25,15 +25,15 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
-from ecc.errors import EccError
+from ecc.contract.errors import EccError
 
 if TYPE_CHECKING:
-    from ecc.config import Config
-    from ecc.sessions.models import Session
+    from ecc.runtime.config.model import Config
+    from ecc.store.models import Session
 
 
 class Executor(Protocol):
-    """What the ``ecc_executor`` hook returns (see ``ecc.hookspecs``)."""
+    """What the ``ecc_executor`` hook returns (see ``ecc.contract.hookspecs``)."""
 
     name: str
 
@@ -45,14 +45,14 @@ class Executor(Protocol):
 
 
 def runner_log_path(session_id: str) -> Path:
-    from ecc import paths
+    from ecc.runtime import paths
 
     return paths.ensure_private_dir(paths.state_dir() / "logs") / f"{session_id}.runner.log"
 
 
 def runner_argv(session_id: str) -> list[str]:
     """The command every executor runs for a session (CLI overrides travel with it)."""
-    from ecc import fastconfig
+    from ecc.runtime.config import view as fastconfig
 
     argv = [sys.executable, "-m", "ecc"]
     for override in fastconfig.cli_overrides():
@@ -74,10 +74,10 @@ def get_executor(name: str | None = None, config: Config | None = None) -> Execu
     if cached is not None:
         return cached
     if config is None:
-        from ecc.config import get_config
+        from ecc.runtime.config.model import get_config
 
         config = get_config()
-    from ecc.plugins import get_plugins
+    from ecc.runtime.plugins.loader import get_plugins
 
     plugins = get_plugins(config)
     executor = plugins.hook.ecc_executor(name=key, config=config)

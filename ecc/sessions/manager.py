@@ -13,14 +13,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ecc.errors import EccError
+from ecc.contract.errors import EccError
 from ecc.sessions import procs
 from ecc.sessions.executor import get_executor
-from ecc.sessions.models import ACTIVE, TERMINAL, Session, State
-from ecc.sessions.store import IdCollision, Store
+from ecc.store.models import ACTIVE, TERMINAL, Session, State
+from ecc.store.sqlite import IdCollision, Store
 
 if TYPE_CHECKING:
-    from ecc.config import Config
+    from ecc.runtime.config.model import Config
 
 ID_BYTES = 6  # 12 hex digits; any unique prefix of 4+ digits addresses a session
 MIN_PREFIX = 4
@@ -71,8 +71,8 @@ class Request:
 
 def create(store: Store, request: Request, config: Config) -> Session:
     """Validate ``request`` and insert a pending session; nothing is started yet."""
-    from ecc import harnesses
-    from ecc.profiles import resolve_profile
+    from ecc.adapterkit import resolve_profile
+    from ecc.sessions import harnesses
 
     task = request.task.strip()
     if not task:
@@ -107,7 +107,7 @@ def create(store: Store, request: Request, config: Config) -> Session:
     }
     executor = get_executor(fields["executor"], config)  # refuse an unknown one before writing
     if use_worktree:
-        from ecc import worktrees
+        from ecc.sessions import worktrees
 
         repo = worktrees.repo_info(cwd)
         fields.update(
@@ -236,7 +236,7 @@ def resume(store: Store, session: Session, config: Config) -> Session:
     elif (
         session.use_worktree and session.worktree_path and not Path(session.worktree_path).is_dir()
     ):
-        from ecc import worktrees
+        from ecc.sessions import worktrees
 
         repo = Path(session.repo_root or session.project_dir)
         if not worktrees.branch_exists(repo, session.worktree_branch or ""):
@@ -269,7 +269,7 @@ def remove(store: Store, session: Session, config: Config) -> dict[str, Any]:
         raise EccError(f"session {session.id} is {session.state.value}; stop it first")
     result: dict[str, Any] = {"id": session.id, "worktree": None}
     if session.worktree_path and session.worktree_branch:
-        from ecc import worktrees
+        from ecc.sessions import worktrees
 
         repo = Path(session.repo_root or session.project_dir)
         if repo.is_dir():

@@ -25,15 +25,15 @@ from concurrent.futures import Future
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ecc.errors import EccError
+from ecc.contract.errors import EccError
 from ecc.sessions import procs
-from ecc.sessions.models import TERMINAL, InvalidTransition, Session, State, iso_from_epoch
-from ecc.sessions.store import Store, open_store
+from ecc.store.models import TERMINAL, InvalidTransition, Session, State, iso_from_epoch
+from ecc.store.sqlite import Store, open_store
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from ecc.config import Config
+    from ecc.runtime.config.model import Config
 
 log = logging.getLogger("ecc.runner")
 
@@ -262,12 +262,12 @@ def owning_parser(hook: Any, harness: str, line: str, stream: str) -> Callable[.
 
 
 def apply_output_event(store: Store, session: Session, event: Any) -> None:
-    """Record one :class:`ecc.types.OutputEvent` parsed by the harness adapter."""
+    """Record one :class:`ecc.contract.types.OutputEvent` parsed by the harness adapter."""
     data = event.data or {}
     if event.kind == "harness_session" and data.get("id"):
         store.update_session(session.id, harness_session_id=str(data["id"]))
     elif event.kind == "usage":
-        from ecc import budgets  # usage accounting (cumulative totals added once) and limits
+        from ecc.observability import budgets
 
         if budgets.record_usage(store, session.id, data):
             budgets.check(store, session_id=session.id)
@@ -432,7 +432,8 @@ class Runner:
     def _prepare_remote_dir(self, session: Session) -> Path:
         """A worker's directory: a worktree from its own mirror at the exact base commit (or
         the session's pushed branch, on resume), else an empty scratch directory."""
-        from ecc import paths, worktrees
+        from ecc.runtime import paths
+        from ecc.sessions import worktrees
 
         if not session.use_worktree or not session.repo_url:
             scratch = paths.ensure_private_dir(paths.data_dir() / "scratch" / session.id)
@@ -456,7 +457,7 @@ class Runner:
         """Remote mode: commit what the agent left uncommitted and push ``ecc/<id>`` to the
         repository's remote, so the result is reviewable from anywhere; then drop the local
         worktree (the branch lives on the remote)."""
-        from ecc import worktrees
+        from ecc.sessions import worktrees
 
         try:
             session = self.store.get_session(self.session_id)
@@ -481,7 +482,7 @@ class Runner:
             if not working.is_dir():
                 raise EccError(f"working directory {working} does not exist")
             return working
-        from ecc import worktrees
+        from ecc.sessions import worktrees
 
         repo = Path(session.repo_root or session.project_dir)
         if session.worktree_path:
@@ -505,13 +506,13 @@ class Runner:
         return working
 
     def _build(self, session: Session, working: Path) -> tuple[list[str], dict[str, str]]:
-        from ecc.plugins import get_plugins
-        from ecc.types import LaunchContext
+        from ecc.contract.types import LaunchContext
+        from ecc.runtime.plugins.loader import get_plugins
 
         hook = get_plugins(self.config).hook
         profile = None
         if session.profile:  # the typed profile adapters expect (pydantic only for these)
-            from ecc.config import AgentProfile
+            from ecc.runtime.config.model import AgentProfile
 
             profile = AgentProfile(**session.profile)
         launch = LaunchContext(
@@ -558,7 +559,7 @@ class Runner:
         return [str(part) for part in argv], env
 
     def _parser(self) -> Callable[..., Any] | None:
-        from ecc.plugins import get_plugins
+        from ecc.runtime.plugins.loader import get_plugins
 
         hook = get_plugins(self.config).hook.ecc_parse_output_line
         return hook if hook.get_hookimpls() else None
@@ -751,8 +752,8 @@ class Runner:
     def _notify(self, event: str, session: Session, body: str) -> None:
         """Tell the notifiers; a notifier problem must never hurt the session."""
         try:
-            from ecc.notify import send
-            from ecc.types import Notification
+            from ecc.contract.types import Notification
+            from ecc.observability.notify import send
 
             title = f"ecc session {session.id} {event.removeprefix('session_')}"
             data = {
@@ -795,7 +796,7 @@ def run_remote_session(session_id: str, *, host: str | None = None) -> str:
     pushes the branch ``ecc/<id>`` back. Returns a short outcome for the engine's logs only;
     the engine's view of the task is never read back as session state.
     """
-    from ecc.config import get_config
+    from ecc.runtime.config.model import get_config
 
     runner = Runner(session_id, get_config(), remote=True, host=host)
     runner.run()
@@ -812,11 +813,11 @@ def run_remote_session(session_id: str, *, host: str | None = None) -> str:
 def run_session(session_id: str) -> int:
     """Entry point of ``ecc run-session``: returns the runner's exit status.
 
-    The configuration is the cached, validated view (:mod:`ecc.fastconfig`; a miss validates
+    The configuration is the cached, validated view (:mod:`ecc.runtime.config.view`; a miss validates
     in full), so a runner starts without importing pydantic while the next ``ecc run -d``
     may be starting beside it.
     """
-    from ecc import fastconfig
+    from ecc.runtime.config import view as fastconfig
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
     return Runner(session_id, fastconfig.view()).run()

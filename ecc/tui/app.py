@@ -2,7 +2,7 @@
 
 The UI thread only reads the store (incrementally, see :mod:`ecc.tui.data`). Every action runs in
 a worker thread with its own store connection and calls the same functions the CLI uses
-(:mod:`ecc.sessions.manager`, :mod:`ecc.worktrees`, :func:`ecc.sessions.daemon.prune`, the vault
+(:mod:`ecc.sessions.manager`, :mod:`ecc.sessions.worktrees`, :func:`ecc.sessions.daemon.prune`, the vault
 service), so a slow stop or git command never freezes the screen.
 """
 
@@ -29,15 +29,15 @@ from textual.widgets import (
     TabPane,
 )
 
-from ecc.errors import EccError
-from ecc.terminal import sanitize
+from ecc.contract.errors import EccError
+from ecc.runtime.terminal import sanitize
 from ecc.tui import data
 from ecc.tui.screens import ConfirmScreen, NewSessionScreen, PromptScreen
 
 if TYPE_CHECKING:
-    from ecc.config import Config
-    from ecc.sessions.models import Session
-    from ecc.sessions.store import Store
+    from ecc.runtime.config.model import Config
+    from ecc.store.models import Session
+    from ecc.store.sqlite import Store
 
 TABS = ("output", "tools", "diff", "memory", "details")
 TOOL_COLUMNS = ("Time", "Tool", "Score", "Action", "Decision", "Input")
@@ -100,10 +100,10 @@ class DashboardApp(App[None]):
     ) -> None:
         super().__init__()
         if config is None:
-            from ecc.config import get_config
+            from ecc.runtime.config.model import get_config
 
             config = get_config()
-        from ecc.sessions.store import open_store
+        from ecc.store.sqlite import open_store
 
         self.config = config
         self.store: Store = open_store(config=config)
@@ -338,7 +338,7 @@ class DashboardApp(App[None]):
         )
 
     def _diff_thread(self, session: Session) -> None:
-        from ecc import worktrees
+        from ecc.sessions import worktrees
 
         try:
             text = worktrees.diff(
@@ -368,7 +368,7 @@ class DashboardApp(App[None]):
         """Run ``work`` with its own store connection in a thread; report what it returns."""
 
         def run() -> None:
-            from ecc.sessions.store import open_store
+            from ecc.store.sqlite import open_store
 
             try:
                 store = open_store(config=self.config)
@@ -444,7 +444,7 @@ class DashboardApp(App[None]):
         self.run_worker(run, thread=True, group="memory", exclusive=True)
 
     def action_new_session(self) -> None:
-        from ecc import harnesses
+        from ecc.sessions import harnesses
 
         try:
             names = sorted(harnesses.available(self.config))
@@ -567,7 +567,7 @@ class DashboardApp(App[None]):
             return
 
         def check() -> None:
-            from ecc import worktrees
+            from ecc.sessions import worktrees
 
             repo = Path(session.repo_root or session.project_dir)
             try:
@@ -605,7 +605,7 @@ class DashboardApp(App[None]):
             body.append("Conflicts in: " + sanitize(", ".join(merge.conflicts)), "bold red")
 
         def work(store: Store) -> str:
-            from ecc import worktrees
+            from ecc.sessions import worktrees
 
             result = worktrees.merge(
                 Path(session.repo_root or session.project_dir),

@@ -15,7 +15,7 @@ Reading only what changed:
 * :class:`OutputFollower` reads the selected session's lines after the last ``seq`` it has, and
   when more than its capacity arrived since, jumps to the tail (the pane is bounded).
 
-Every piece of agent text goes through :func:`ecc.terminal.sanitize` and into Rich ``Text``
+Every piece of agent text goes through :func:`ecc.runtime.terminal.sanitize` and into Rich ``Text``
 objects (never markup strings), so escape sequences and ``[markup]`` in agent output are inert.
 """
 
@@ -28,13 +28,13 @@ from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
 
-from ecc.sessions.models import State, iso, parse_iso
-from ecc.terminal import sanitize
+from ecc.runtime.terminal import sanitize
+from ecc.store.models import State, iso, parse_iso
 
 if TYPE_CHECKING:
-    from ecc.config import Config
-    from ecc.sessions.models import Session
-    from ecc.sessions.store import Store
+    from ecc.runtime.config.model import Config
+    from ecc.store.models import Session
+    from ecc.store.sqlite import Store
 
 WATERMARK_MARGIN_SECS = 15.0  # > the store's busy timeout: a row stamped before a lock wait
 OUTPUT_CAPACITY = 2000  # lines kept in the output pane
@@ -70,7 +70,7 @@ def task_width(terminal_width: int) -> int:
     return max(16, min(72, terminal_width - OTHER_COLUMNS_WIDTH))
 
 
-# by ecc.budgets level: unconfigured, normal, advisory, warning, critical, over budget
+# by ecc.observability.budgets level: unconfigured, normal, advisory, warning, critical, over budget
 LEVEL_STYLES = ("", "", "yellow", "dark_orange", "bold red", "bold white on red")
 
 
@@ -147,8 +147,8 @@ def row_cells(
     width: int = TASK_WIDTH,
 ) -> dict[str, Text]:
     """The sessions-table cells of one session, keyed by column; tokens and cost are coloured
-    by the session's budget state (:func:`ecc.budgets.for_session`)."""
-    from ecc import budgets
+    by the session's budget state (:func:`ecc.observability.budgets.for_session`)."""
+    from ecc.observability import budgets
 
     token_limit, cost_limit = budgets.session_limits(session, config)
     thresholds = config.budget_alert_thresholds
@@ -437,8 +437,8 @@ def status_text(
     sessions: Iterable[Session], config: Config, query: str = "", shown: int | None = None
 ) -> Text:
     """Counts by state, then token and cost use against the overall budgets (coloured and
-    labelled by :mod:`ecc.budgets` levels)."""
-    from ecc import budgets
+    labelled by :mod:`ecc.observability.budgets` levels)."""
+    from ecc.observability import budgets
 
     counts: dict[str, int] = {}
     tokens = 0

@@ -13,7 +13,7 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Checkbox, Input, Label, Select, Static
 
-from ecc.terminal import sanitize
+from ecc.runtime.terminal import sanitize
 
 DIALOG_CSS = """
 ModalScreen {

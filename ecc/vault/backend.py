@@ -7,7 +7,7 @@ is the on-disk vault. Backends are obtained through the ``ecc_memory_backend`` h
 
 from __future__ import annotations
 
-from ecc.errors import EccError
+from ecc.contract.errors import EccError
 
 TYPE_CHECKING = False  # typing costs a memory search ~3 ms: the protocols are for checkers
 if TYPE_CHECKING:
@@ -108,11 +108,11 @@ def load_backend(
     Loading every plugin group costs far more than a memory search (stevedore, pydantic), so by
     default only the entry point named ``name`` in ``ecc.memory_backends`` is loaded: its one
     implementation called directly when its module is plain
-    (:func:`ecc.plugins.call_sole_implementation`), else through a plugin set holding that entry
+    (:func:`ecc.runtime.plugins.loader.call_sole_implementation`), else through a plugin set holding that entry
     point alone, which refuses a broken plugin with the usual warning. If a process already has
     its plugins loaded (tests, long-lived servers), that set is used instead.
     """
-    from ecc import plugins
+    from ecc.runtime.plugins import loader as plugins
 
     settings = dict(settings or {})
     if plugins._plugins is not None or not cheap:
@@ -130,10 +130,10 @@ def load_backend(
 def _cheap_hook(name: str, settings: dict[str, Any]) -> Any:
     """The hook's answer from entry point ``ecc.memory_backends:name`` alone.
 
-    The entry-point list comes from ``ecc.plugins.discover()`` (cached, keyed by the installed
+    The entry-point list comes from ``ecc.runtime.plugins.loader.discover()`` (cached, keyed by the installed
     distributions), so a warm search imports neither stevedore nor ``importlib.metadata``.
     """
-    from ecc import plugins
+    from ecc.runtime.plugins import loader as plugins
 
     group = "ecc.memory_backends"
     allowed = plugins.allowed_names()

@@ -13,7 +13,7 @@ import re
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 
-from ecc.errors import EccError
+from ecc.contract.errors import EccError
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing on the hot path
 if TYPE_CHECKING:

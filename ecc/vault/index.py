@@ -75,7 +75,7 @@ def _create_tables(db: sqlite3.Connection) -> None:
 
 
 def index_path(cache_dir: Path, key: str) -> Path:
-    from ecc.paths import sha256_hex
+    from ecc.runtime.paths import sha256_hex
 
     digest = sha256_hex(key)[:32]
     return cache_dir / "memory-index" / f"{digest}.sqlite3"

@@ -13,7 +13,7 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
-from ecc.errors import EccError
+from ecc.contract.errors import EccError
 from ecc.vault.format import MEMORY_SCOPES, js_trim
 from ecc.vault.safefs import canonical_nearest_existing
 

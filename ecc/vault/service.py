@@ -16,7 +16,7 @@ import sqlite3
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
-from ecc.errors import EccError
+from ecc.contract.errors import EccError
 from ecc.vault import ranking
 from ecc.vault.format import (
     DEFAULT_RECALL_SCOPES,
@@ -211,7 +211,7 @@ class VaultService:
         self.cwd = Path(cwd) if cwd is not None else Path.cwd()
         self.env = dict(os.environ if env is None else env)
         if cache_dir is True:
-            from ecc import paths
+            from ecc.runtime import paths
 
             cache_dir = paths.cache_dir()
         self.cache_dir: Path | None = cache_dir or None
@@ -761,7 +761,7 @@ def memory_settings() -> tuple[str, dict[str, Any]]:
     Memory commands are on agents' hot paths: the cached config view avoids importing pydantic
     (a miss or a changed layer file goes through the full loader).
     """
-    from ecc import fastconfig
+    from ecc.runtime.config import view as fastconfig
 
     memory = fastconfig.view()["memory"]
     return str(memory["backend"]), _plain(memory["settings"])

@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from ecc import harnesses
-from ecc.config import AgentProfile, Config
-from ecc.errors import EccError
-from ecc.plugins import get_plugin_manager
-from ecc.types import LaunchContext
+from ecc.contract.errors import EccError
+from ecc.contract.types import LaunchContext
+from ecc.runtime.config.model import AgentProfile, Config
+from ecc.runtime.plugins.loader import get_plugin_manager
+from ecc.sessions import harnesses
 from ecc_plugins import runners
 
 PROMPT = "Use repo context carefully."

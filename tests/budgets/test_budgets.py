@@ -8,10 +8,10 @@ from types import SimpleNamespace
 
 import pytest
 
-from ecc import budgets
-from ecc.config import Config
-from ecc.sessions.models import State
-from ecc.sessions.store import Store, default_path
+from ecc.observability import budgets
+from ecc.runtime.config.model import Config
+from ecc.store.models import State
+from ecc.store.sqlite import Store, default_path
 from tests.conftest import run_ecc
 
 DEFAULT = Config().budget_alert_thresholds
@@ -165,8 +165,8 @@ def test_budget_cli_shows_without_alerting(store: Store) -> None:
 
 
 def test_runner_usage_events_go_through_budgets(store: Store, isolated_env) -> None:
+    from ecc.contract.types import OutputEvent
     from ecc.sessions.runner import apply_output_event
-    from ecc.types import OutputEvent
 
     config_file = isolated_env / ".config/ecc/config.toml"
     config_file.parent.mkdir(parents=True, exist_ok=True)

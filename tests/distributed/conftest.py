@@ -23,10 +23,10 @@ from typing import Any
 import pytest
 import tomli_w
 
-from ecc import config as ecc_config
+from ecc.runtime.config import model as ecc_config
 from ecc.sessions import executor as ecc_executor
 from ecc.sessions import procs
-from ecc.sessions.store import Store
+from ecc.store.sqlite import Store
 from tests.servers import PostgresServer, RedisServer
 
 LEASE = 3.0

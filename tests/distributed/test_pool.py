@@ -8,10 +8,10 @@ import subprocess
 import time
 from pathlib import Path
 
-from ecc.config import get_config
+from ecc.runtime.config.model import get_config
 from ecc.sessions import manager, procs
-from ecc.sessions.models import Session
-from ecc.sessions.store import Store
+from ecc.store.models import Session
+from ecc.store.sqlite import Store
 from tests.conftest import git, run_ecc
 from tests.distributed.conftest import Pool, wait_ready, write_client_config
 from tests.sessions.conftest import wait_state, wait_until

@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from ecc import config, paths
-from ecc.errors import ConfigError
+from ecc.contract.errors import ConfigError
+from ecc.runtime import paths
+from ecc.runtime.config import model as config
 from tests.conftest import run_ecc
 
 

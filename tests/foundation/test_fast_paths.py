@@ -9,8 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from ecc import config, fastconfig, paths, plugins
-from ecc.errors import ConfigError
+from ecc.contract.errors import ConfigError
+from ecc.runtime import paths
+from ecc.runtime.config import model as config
+from ecc.runtime.config import view as fastconfig
+from ecc.runtime.plugins import loader as plugins
 from tests.conftest import run_ecc
 from tests.foundation.test_plugins import make_distribution
 
@@ -59,7 +62,7 @@ def test_plugin_discovery_cache_sees_new_distributions(tmp_path: Path, monkeypat
     make_distribution(
         site,
         "ecc-test-extra",
-        {"ecc_test_extra": "from ecc.hookspecs import hookimpl\n"},
+        {"ecc_test_extra": "from ecc.contract.hookspecs import hookimpl\n"},
         "[ecc.adapters]\nextra = ecc_test_extra\n",
     )
     after = {row["name"] for row in json.loads(run_ecc("plugins", "--json", env=env).stdout)}

@@ -9,8 +9,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ecc import hookspecs, plugins
-from ecc.markers import HookimplMarker, HookspecMarker, hookimpl
+from ecc.contract import hookspecs
+from ecc.contract.markers import HookimplMarker, HookspecMarker, hookimpl
+from ecc.runtime.plugins import loader as plugins
 
 
 def _function():
@@ -77,7 +78,7 @@ def test_pluggy_orders_our_marked_implementations_as_its_own():
 
 def module(source: str) -> types.ModuleType:
     result = types.ModuleType("ecc_test_backend")
-    exec("from ecc.hookspecs import hookimpl\n" + source, result.__dict__)
+    exec("from ecc.contract.hookspecs import hookimpl\n" + source, result.__dict__)
     return result
 
 

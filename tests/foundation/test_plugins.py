@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from ecc import plugins
-from ecc.hookspecs import hookimpl
-from ecc.types import HarnessInfo, LaunchContext
+from ecc.contract.hookspecs import hookimpl
+from ecc.contract.types import HarnessInfo, LaunchContext
+from ecc.runtime.plugins import loader as plugins
 from tests.conftest import REPO, run_ecc
 
 FIRST_PARTY_ADAPTERS = {"claude", "codex", "opencode", "gemini"}
@@ -62,11 +62,11 @@ def make_distribution(site: Path, name: str, modules: dict[str, str], entry_poin
 BROKEN_MODULES = {
     "ecc_test_badimport": "import module_that_does_not_exist  # noqa\n",
     "ecc_test_badsig": (
-        "from ecc.hookspecs import hookimpl\n\n"
+        "from ecc.contract.hookspecs import hookimpl\n\n"
         "@hookimpl\ndef ecc_build_command(harness, launch, surprise):\n    return None\n"
     ),
     "ecc_test_typo": (
-        "from ecc.hookspecs import hookimpl\n\n"
+        "from ecc.contract.hookspecs import hookimpl\n\n"
         "@hookimpl\ndef ecc_buidl_command(harness, launch):\n    return None\n"
     ),
 }
@@ -124,8 +124,8 @@ def acme_plugin():
 
 
 def test_registered_plugin_class_answers_hooks(acme_plugin, tmp_path: Path):
-    from ecc import harnesses
-    from ecc.config import Config
+    from ecc.runtime.config.model import Config
+    from ecc.sessions import harnesses
 
     assert harnesses.canonical_name("ACME-cli") == "acme"
     launch = LaunchContext("s1", "-rf task", tmp_path, tmp_path, Config())
@@ -136,8 +136,8 @@ def test_registered_plugin_class_answers_hooks(acme_plugin, tmp_path: Path):
 
 
 def test_unknown_harness_lists_the_known_ones():
-    from ecc import harnesses
-    from ecc.errors import EccError
+    from ecc.contract.errors import EccError
+    from ecc.sessions import harnesses
 
     with pytest.raises(EccError, match=r"unknown harness 'nope' \(known: .*claude.*shell"):
         harnesses.canonical_name("nope")
@@ -169,7 +169,7 @@ def test_third_party_cursor_adapter_installs_with_pip(tmp_path: Path):
     assert rows["cursor"]["distribution"] == "ecc-adapter-cursor"
     assert rows["cursor"]["loaded"] is True
     probe = (
-        "from ecc import harnesses; from ecc.plugins import get_plugin_manager;"
+        "from ecc.sessions import harnesses; from ecc.runtime.plugins.loader import get_plugin_manager;"
         "info = harnesses.resolve('cursor'); print(info.name, info.program)"
     )
     resolved = subprocess.run(
@@ -189,7 +189,7 @@ def impls(plugin_set: plugins.PluginSet, hook_name: str) -> list[tuple[str, obje
 
 CROSS_GROUP_MODULES = {  # one hook (ecc_register_commands) implemented in three groups
     f"ecc_test_cross_{group}": (
-        "from ecc.hookspecs import hookimpl\n\n"
+        "from ecc.contract.hookspecs import hookimpl\n\n"
         f"@hookimpl\ndef ecc_register_commands(cli):\n    return {group!r}\n"
         + (f"\n@hookimpl\ndef {extra}(**kwargs):\n    return None\n" if extra else "")
     )
@@ -218,7 +218,8 @@ CROSS_GROUP_ENTRY_POINTS = (
 def test_every_hook_answers_the_same_through_lazy_groups(
     first: tuple[str, ...], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ):
-    from ecc import fastconfig, harnesses
+    from ecc.runtime.config import view as fastconfig
+    from ecc.sessions import harnesses
 
     site = tmp_path / "site"
     site.mkdir()
@@ -253,7 +254,7 @@ def test_hooks_called_from_many_threads_at_once_see_whole_groups():
     import threading
     import time
 
-    from ecc import fastconfig
+    from ecc.runtime.config import view as fastconfig
 
     config = fastconfig.view()
     eager = plugins.PluginSet(config)
@@ -295,7 +296,7 @@ def test_hooks_called_from_many_threads_at_once_see_whole_groups():
 def test_every_hook_has_a_family():
     import pluggy
 
-    from ecc import hookspecs
+    from ecc.contract import hookspecs
 
     pm = pluggy.PluginManager("ecc")
     pm.add_hookspecs(hookspecs)
@@ -308,11 +309,11 @@ def test_every_hook_has_a_family():
 def test_run_detached_loads_only_adapters_and_executors(git_repo: Path):
     probe = (
         "import sys, json\n"
-        "from ecc.cli import main\n"
+        "from ecc.cli.app import main\n"
         "try:\n"
         "    main(['run', '-d', '--no-worktree', '--harness', 'shell', 'true'])\n"
         "finally:\n"
-        "    from ecc.plugins import get_plugins\n"
+        "    from ecc.runtime.plugins.loader import get_plugins\n"
         "    groups = sorted({r.group for r in get_plugins()._records})\n"
         "    mods = [m for m in ('ecc_plugins.heuristic', 'ecc_plugins.log_notifier',\n"
         "                        'ecc_plugins.files_backend', 'pydantic') if m in sys.modules]\n"
@@ -332,7 +333,7 @@ def test_a_hook_outside_its_group_family_is_refused(tmp_path: Path):
     site = tmp_path / "site"
     site.mkdir()
     source = (
-        "from ecc.hookspecs import hookimpl\n\n"
+        "from ecc.contract.hookspecs import hookimpl\n\n"
         "@hookimpl\ndef ecc_notify(notification, settings):\n    pass\n\n"
         "@hookimpl\ndef ecc_session_env(harness, launch):\n    return {'X': '1'}\n"
     )

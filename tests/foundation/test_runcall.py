@@ -12,10 +12,14 @@ from pathlib import Path
 
 import pytest
 
-from ecc import runcall
+from ecc.cli.fast import run as runcall
 from tests.conftest import ECC
 
-THROUGH_CLICK = [sys.executable, "-c", "import sys; from ecc.cli import main; main(sys.argv[1:])"]
+THROUGH_CLICK = [
+    sys.executable,
+    "-c",
+    "import sys; from ecc.cli.app import main; main(sys.argv[1:])",
+]
 
 
 def run(prefix: list[str], *args: str, cwd: Path) -> subprocess.CompletedProcess[str]:

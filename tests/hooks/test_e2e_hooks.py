@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from ecc.sessions.store import Store, default_path
+from ecc.store.sqlite import Store, default_path
 
 E2E = Path(__file__).resolve().parents[1] / "e2e"
 sys.path.insert(0, str(E2E))

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from ecc.sessions.models import State
-from ecc.sessions.store import Store, default_path
+from ecc.store.models import State
+from ecc.store.sqlite import Store, default_path
 from tests.conftest import ECC, run_ecc
 
 ENFORCE = {"ECC__RISK__ENFORCE": "true"}
@@ -202,11 +202,11 @@ def test_warm_hook_path_skips_pydantic_and_the_adapter_packages() -> None:
     assert hook("claude", claude_pre("ls"), ENFORCE).returncode == 0  # compiles the caches
     probe = (
         "import sys, json\n"
-        "from ecc.hookcall import run\n"
+        "from ecc.observability.toolhook import run\n"
         "payload = json.dumps({'hook_event_name': 'PreToolUse', 'tool_name': 'Bash',"
         " 'tool_input': {'command': 'rm -rf .'}}).encode()\n"
         "response = run('claude', '', payload)\n"
-        "heavy = [m for m in ('pydantic', 'stevedore', 'ecc.config', 'ecc_adapter_claude')"
+        "heavy = [m for m in ('pydantic', 'stevedore', 'ecc.runtime.config.model', 'ecc_adapter_claude')"
         " if m in sys.modules]\n"
         "print(json.dumps({'exit': response.exit_code, 'heavy': heavy}))\n"
     )

@@ -11,12 +11,13 @@ from pathlib import Path
 
 import pytest
 
-from ecc import notify, plugins
-from ecc.config import Config
-from ecc.errors import ConfigError
-from ecc.hookspecs import hookimpl
-from ecc.sessions.store import Store, default_path
-from ecc.types import Notification
+from ecc.contract.errors import ConfigError
+from ecc.contract.hookspecs import hookimpl
+from ecc.contract.types import Notification
+from ecc.observability import notify
+from ecc.runtime.config.model import Config
+from ecc.runtime.plugins import loader as plugins
+from ecc.store.sqlite import Store, default_path
 from ecc_plugins import desktop_notifier
 from tests.conftest import run_ecc
 

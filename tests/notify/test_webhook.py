@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from ecc.types import Notification
+from ecc.contract.types import Notification
 from ecc_plugins import webhook_notifier
 from tests.conftest import run_ecc
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from ecc.skills import validate
+from ecc.portability.skills import validate
 from tests.conftest import run_ecc
 
 

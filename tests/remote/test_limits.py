@@ -153,7 +153,7 @@ def test_non_loopback_plain_http_is_refused(tmp_path: Path) -> None:
 def test_check_bind_rules() -> None:
     import pytest
 
-    from ecc.errors import EccError
+    from ecc.contract.errors import EccError
     from ecc.remote.server import check_bind
 
     assert check_bind("127.0.0.1", tls=False, insecure=False) is None

@@ -8,11 +8,11 @@ import json
 import pluggy
 import pytest
 
-from ecc import hookspecs
-from ecc.config import Config
-from ecc.hookspecs import hookimpl
-from ecc.risk import action_for, assess
-from ecc.types import RiskContribution, ToolCall
+from ecc.contract import hookspecs
+from ecc.contract.hookspecs import hookimpl
+from ecc.contract.types import RiskContribution, ToolCall
+from ecc.observability.risk import action_for, assess
+from ecc.runtime.config.model import Config
 from ecc_plugins import heuristic
 from tests.conftest import run_ecc
 

@@ -18,8 +18,8 @@ from typing import Any
 
 import pytest
 
-from ecc import config as ecc_config
-from ecc.sessions.store import Store
+from ecc.runtime.config import model as ecc_config
+from ecc.store.sqlite import Store
 from tests.conftest import run_ecc
 from tests.servers import PostgresServer
 

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from ecc.sessions.models import State
-from ecc.sessions.store import Store
+from ecc.store.models import State
+from ecc.store.sqlite import Store
 from tests.conftest import git, run_ecc
 from tests.sessions.conftest import start, wait_state
 
@@ -182,8 +182,8 @@ def _repo_info_three_calls(path: Path) -> tuple[str, str, str | None] | str:
 
 
 def test_repo_info_answers_as_the_three_git_calls_did(tmp_path: Path, git_repo: Path) -> None:
-    from ecc import worktrees
-    from ecc.errors import EccError
+    from ecc.contract.errors import EccError
+    from ecc.sessions import worktrees
 
     def one_call(path: Path) -> tuple[str, str, str | None] | str:
         try:

@@ -8,13 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from ecc.config import get_config
-from ecc.errors import EccError
+from ecc.contract.errors import EccError
+from ecc.runtime.config.model import get_config
 from ecc.sessions import procs
 from ecc.sessions.daemon import reap_expired
 from ecc.sessions.executor import get_executor
-from ecc.sessions.models import State, iso_from_epoch
-from ecc.sessions.store import Store
+from ecc.store.models import State, iso_from_epoch
+from ecc.store.sqlite import Store
 from tests.conftest import run_ecc
 from tests.sessions.conftest import start, wait_state, wait_until, write_config
 

@@ -7,10 +7,10 @@ import queue
 from pathlib import Path
 from typing import Any
 
-from ecc.sessions.models import State
+from ecc.contract.types import OutputEvent
 from ecc.sessions.runner import MAX_LINE_BYTES, Reader, apply_output_event, owning_parser
-from ecc.sessions.store import Store
-from ecc.types import OutputEvent
+from ecc.store.models import State
+from ecc.store.sqlite import Store
 
 
 class _Impl:
@@ -118,7 +118,7 @@ def test_runner_reads_the_cached_config_view_not_pydantic(tmp_path: Path, store:
     import subprocess
     import sys
 
-    from ecc import fastconfig
+    from ecc.runtime.config import view as fastconfig
     from ecc.sessions import manager
 
     config = fastconfig.view(cwd=tmp_path)  # fills the cached view, as ecc run does there
@@ -128,7 +128,7 @@ def test_runner_reads_the_cached_config_view_not_pydantic(tmp_path: Path, store:
         "import json, sys\n"
         "from ecc.sessions.runner import run_session\n"
         "status = run_session(sys.argv[1])\n"
-        "print(json.dumps([status, [m for m in ('pydantic', 'ecc.config') if m in sys.modules]]))\n"
+        "print(json.dumps([status, [m for m in ('pydantic', 'ecc.runtime.config.model') if m in sys.modules]]))\n"
     )
     done = subprocess.run(
         [sys.executable, "-c", probe, session.id],

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from ecc.errors import EccError
-from ecc.sessions import store as store_module
-from ecc.sessions.models import TRANSITIONS, InvalidTransition, State, check_transition
-from ecc.sessions.store import SCHEMA_VERSION, Store, StoreError, resolve_url
+from ecc.contract.errors import EccError
+from ecc.store import sqlite as store_module
+from ecc.store.models import TRANSITIONS, InvalidTransition, State, check_transition
+from ecc.store.sqlite import SCHEMA_VERSION, Store, StoreError, resolve_url
 
 
 def _new(store: Store, sid: str = "s1", **fields: object) -> None:

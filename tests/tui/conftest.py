@@ -11,10 +11,10 @@ from typing import Any
 
 import pytest
 
-from ecc.config import get_config
+from ecc.runtime.config.model import get_config
 from ecc.sessions import manager
-from ecc.sessions.models import Session
-from ecc.sessions.store import Store, open_store
+from ecc.store.models import Session
+from ecc.store.sqlite import Store, open_store
 
 WAIT_SECS = 60.0  # a bound for a loaded machine, never an assertion on time
 

@@ -7,7 +7,7 @@ from pathlib import Path
 from rich.text import Text
 from textual.widgets import Button, Checkbox, DataTable, Input, Log, Select, Static
 
-from ecc.sessions.models import State
+from ecc.store.models import State
 from ecc.tui.app import DashboardApp
 from ecc.tui.screens import ConfirmScreen, NewSessionScreen
 from tests.conftest import git

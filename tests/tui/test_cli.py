@@ -26,7 +26,7 @@ def test_bare_ecc_without_a_terminal_prints_help_listing_the_dashboard():
 def test_other_commands_never_import_textual():
     code = (
         "import sys\n"
-        "from ecc.cli import main\n"
+        "from ecc.cli.app import main\n"
         "for argv in (['sessions', '--json'], ['--help'], ['dashboard', '--help']):\n"
         "    try:\n"
         "        main(argv)\n"

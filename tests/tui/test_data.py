@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from ecc.config import get_config
-from ecc.sessions.models import State, now_iso
-from ecc.sessions.store import open_store
+from ecc.runtime.config.model import get_config
+from ecc.store.models import State, now_iso
+from ecc.store.sqlite import open_store
 from ecc.tui import data
 
 

@@ -12,8 +12,8 @@ from datetime import UTC, datetime
 
 import pytest
 
-from ecc.config import get_config
-from ecc.sessions.models import State
+from ecc.runtime.config.model import get_config
+from ecc.store.models import State
 from ecc.tui.app import DashboardApp
 
 NOW = datetime(2026, 5, 4, 12, 0, 0, tzinfo=UTC)
@@ -44,7 +44,7 @@ OUTPUT = [
 def _stamp(minutes_ago: float) -> str:
     from datetime import timedelta
 
-    from ecc.sessions.models import iso
+    from ecc.store.models import iso
 
     return iso(NOW - timedelta(minutes=minutes_ago))
 

@@ -18,7 +18,7 @@ from tests.foundation.test_plugins import make_distribution
 # directory named in its settings; its scan returns DocumentRef pairs.
 FLAT_BACKEND = """
 import os
-from ecc.hookspecs import hookimpl
+from ecc.contract.hookspecs import hookimpl
 from ecc.vault.backend import DocumentRef, ScanResult
 
 
@@ -143,11 +143,11 @@ def test_config_selects_an_installed_backend(
 
 BROKEN_BACKENDS = {
     "invalid hook implementation": (
-        "from ecc.hookspecs import hookimpl\n\n"
+        "from ecc.contract.hookspecs import hookimpl\n\n"
         "@hookimpl\ndef ecc_memory_backend(name, cwd):\n    return None\n"
     ),
     "implements unknown hook": (
-        "from ecc.hookspecs import hookimpl\n\n"
+        "from ecc.contract.hookspecs import hookimpl\n\n"
         "@hookimpl\ndef ecc_memory_backend(name):\n    return None\n\n"
         "@hookimpl\ndef ecc_memory_backends(name):\n    return None\n"
     ),

@@ -15,7 +15,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from ecc.terminal import sanitize
+from ecc.runtime.terminal import sanitize
 from ecc.vault.format import normalize_memory, parse_memory_document, serialize_memory_document
 from tests.conftest import REPO, run_ecc
 from tests.vault.conftest import full_memory

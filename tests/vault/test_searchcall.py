@@ -1,4 +1,4 @@
-"""``ecc memory search`` has a click-free hot path (ecc.searchcall): every form prints the same
+"""``ecc memory search`` has a click-free hot path (ecc.cli.fast.search): every form prints the same
 bytes and exits with the same code as the click command, and the forms it does not handle fall
 through to click. (Both print through ``searchcall.render``, which sanitises every line.)"""
 
@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from ecc import searchcall
+from ecc.cli.fast import search as searchcall
 from tests.conftest import run_ecc
 
-CLICK_ONLY = [sys.executable, "-c", "import sys; from ecc.cli import main; main(sys.argv[1:])"]
+CLICK_ONLY = [sys.executable, "-c", "import sys; from ecc.cli.app import main; main(sys.argv[1:])"]
 
 
 def _click(repo: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -103,7 +103,7 @@ def test_fast_path_takes_the_plain_forms_only() -> None:
 
 def test_plain_search_imports_neither_click_nor_the_plugin_manager(vault: Path) -> None:
     """The files backend is reached through its hook without pluggy (nor inspect and typing,
-    which pluggy imports): ``ecc.plugins.call_sole_implementation``."""
+    which pluggy imports): ``ecc.runtime.plugins.loader.call_sole_implementation``."""
     out = subprocess.run(
         [sys.executable, "-X", "importtime", "-m", "ecc", "memory", "search", "--json", "auth"],
         cwd=vault,
@@ -113,7 +113,7 @@ def test_plain_search_imports_neither_click_nor_the_plugin_manager(vault: Path) 
     )
     assert out.returncode == 0 and '"results"' in out.stdout
     imported = {line.rsplit("|", 1)[-1].strip() for line in out.stderr.splitlines()}
-    assert "ecc.searchcall" in imported and "ecc.hookspecs" in imported
+    assert "ecc.cli.fast.search" in imported and "ecc.contract.hookspecs" in imported
     assert not imported & {"click", "pluggy", "inspect", "typing"}
 
 

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ecc.errors import EccError
+from ecc.contract.errors import EccError
 from ecc.vault import safefs
 from ecc.vault import secrets as secrets_module
 from ecc.vault.secrets import find_potential_secrets, find_secrets_in_memory

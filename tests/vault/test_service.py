@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from ecc.errors import EccError
+from ecc.contract.errors import EccError
 from ecc.vault import index as index_module
 from ecc.vault import service as service_module
 from ecc.vault.format import serialize_memory_document

@@ -14,13 +14,13 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ecc.hookspecs import hookimpl
-from ecc.profiles import format_number, opt, refuse_if_any
-from ecc.types import HarnessInfo, LaunchContext, OutputEvent, ProfileTranslation
+from ecc.adapterkit import format_number, opt, refuse_if_any
+from ecc.contract.hookspecs import hookimpl
+from ecc.contract.types import HarnessInfo, LaunchContext, OutputEvent, ProfileTranslation
 from ecc_adapter_claude.output import parse_line
 
 if TYPE_CHECKING:  # pydantic stays off the hot paths that load adapters
-    from ecc.config import AgentProfile
+    from ecc.runtime.config.model import AgentProfile
 
 NAME = "claude"
 PROGRAM = "claude"

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ecc.profiles import as_cost, as_int, parse_json_line
-from ecc.types import OutputEvent
+from ecc.adapterkit import as_cost, as_int, parse_json_line
+from ecc.contract.types import OutputEvent
 
 
 def _session(data: dict[str, Any]) -> list[OutputEvent]:

@@ -8,10 +8,10 @@ from pathlib import Path
 import ecc_adapter_claude as claude
 import pytest
 
-from ecc.config import AgentProfile, Config
-from ecc.errors import EccError
-from ecc.plugins import get_plugin_manager
-from ecc.types import LaunchContext
+from ecc.contract.errors import EccError
+from ecc.contract.types import LaunchContext
+from ecc.runtime.config.model import AgentProfile, Config
+from ecc.runtime.plugins.loader import get_plugin_manager
 
 SAMPLES = Path(__file__).parent / "samples"
 TRICKY = ["two words", 'it\'s "quoted"', "line one\nline two", "-x", "--dangerously-skip"]

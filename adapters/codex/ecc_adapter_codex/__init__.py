@@ -18,14 +18,14 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ecc.errors import EccError
-from ecc.hookspecs import hookimpl
-from ecc.profiles import opt, refuse_if_any, render_task
-from ecc.types import HarnessInfo, LaunchContext, OutputEvent, ProfileTranslation
+from ecc.adapterkit import opt, refuse_if_any, render_task
+from ecc.contract.errors import EccError
+from ecc.contract.hookspecs import hookimpl
+from ecc.contract.types import HarnessInfo, LaunchContext, OutputEvent, ProfileTranslation
 from ecc_adapter_codex.output import parse_line
 
 if TYPE_CHECKING:  # pydantic stays off the hot paths that load adapters
-    from ecc.config import AgentProfile
+    from ecc.runtime.config.model import AgentProfile
 
 NAME = "codex"
 PROGRAM = "codex"

@@ -23,8 +23,8 @@ import os
 from pathlib import Path
 from typing import Any
 
-from ecc.hookspecs import hookimpl
-from ecc.types import (
+from ecc.contract.hookspecs import hookimpl
+from ecc.contract.types import (
     HookDecision,
     HookEvent,
     HookResponse,
@@ -87,7 +87,7 @@ def ecc_install_integration(harness: str, request: IntegrationRequest) -> Integr
     if harness != NAME:
         return None
     if request.kind == "mcp":
-        from ecc.hookconfig import edit_mcp_toml, mcp_argv
+        from ecc.portability.harnessfiles import edit_mcp_toml, mcp_argv
 
         argv = mcp_argv(request.options)
         entry = {"command": argv[0], "args": argv[1:], "env": {"ECC_MEMORY_HARNESS": NAME}}
@@ -103,12 +103,12 @@ def ecc_install_integration(harness: str, request: IntegrationRequest) -> Integr
             ),
         )
     if request.kind == "skills":
-        from ecc.skills import sync_skills
+        from ecc.portability.skills import sync_skills
 
         return _trust_note(request, sync_skills(NAME, skills_dir(request), request))
     if request.kind != "hooks":
         return None
-    from ecc.hookconfig import edit_hooks_file, hook_command
+    from ecc.portability.harnessfiles import edit_hooks_file, hook_command
 
     entry = {
         "matcher": "*",

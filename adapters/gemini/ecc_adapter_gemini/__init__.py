@@ -18,13 +18,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ecc.hookspecs import hookimpl
-from ecc.profiles import opt, refuse_if_any, render_task
-from ecc.types import HarnessInfo, LaunchContext, OutputEvent, ProfileTranslation
+from ecc.adapterkit import opt, refuse_if_any, render_task
+from ecc.contract.hookspecs import hookimpl
+from ecc.contract.types import HarnessInfo, LaunchContext, OutputEvent, ProfileTranslation
 from ecc_adapter_gemini.output import parse_line
 
 if TYPE_CHECKING:  # pydantic stays off the hot paths that load adapters
-    from ecc.config import AgentProfile
+    from ecc.runtime.config.model import AgentProfile
 
 NAME = "gemini"
 PROGRAM = "gemini"

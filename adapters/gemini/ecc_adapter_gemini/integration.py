@@ -20,8 +20,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ecc.hookspecs import hookimpl
-from ecc.types import (
+from ecc.contract.hookspecs import hookimpl
+from ecc.contract.types import (
     HookDecision,
     HookEvent,
     HookResponse,
@@ -65,7 +65,7 @@ def ecc_install_integration(harness: str, request: IntegrationRequest) -> Integr
     if harness != NAME:
         return None
     if request.kind == "mcp":
-        from ecc.hookconfig import edit_mcp_json, mcp_argv
+        from ecc.portability.harnessfiles import edit_mcp_json, mcp_argv
 
         argv = mcp_argv(request.options)
         entry = {"command": argv[0], "args": argv[1:], "env": {"ECC_MEMORY_HARNESS": NAME}}
@@ -84,7 +84,7 @@ def ecc_install_integration(harness: str, request: IntegrationRequest) -> Integr
         )
         return result
     if request.kind == "skills":
-        from ecc.skills import sync_skills
+        from ecc.portability.skills import sync_skills
 
         result = sync_skills(NAME, skills_dir(request), request)
         if request.scope == "project" and request.action == "install" and result.changed_files:
@@ -92,7 +92,7 @@ def ecc_install_integration(harness: str, request: IntegrationRequest) -> Integr
         return result
     if request.kind != "hooks":
         return None
-    from ecc.hookconfig import edit_hooks_file, hook_command
+    from ecc.portability.harnessfiles import edit_hooks_file, hook_command
 
     entry = {
         "matcher": ".*",

@@ -8,8 +8,8 @@ run reports only its own tokens, so usage is an increment (``cumulative: False``
 
 from __future__ import annotations
 
-from ecc.profiles import as_int, parse_json_line
-from ecc.types import OutputEvent
+from ecc.adapterkit import as_int, parse_json_line
+from ecc.contract.types import OutputEvent
 
 
 def parse_line(line: str) -> list[OutputEvent]:

@@ -24,8 +24,8 @@ import os
 from pathlib import Path
 from typing import Any
 
-from ecc.hookspecs import hookimpl
-from ecc.types import (
+from ecc.contract.hookspecs import hookimpl
+from ecc.contract.types import (
     HookDecision,
     HookEvent,
     HookResponse,
@@ -92,7 +92,7 @@ def locations(request: IntegrationRequest) -> tuple[Path, Path]:
 def module_text(options: dict[str, Any]) -> str:
     import shlex
 
-    from ecc.hookconfig import ecc_prefix
+    from ecc.portability.harnessfiles import ecc_prefix
 
     return PLUGIN_TEMPLATE.format(marker=MARKER, argv=json.dumps(shlex.split(ecc_prefix(options))))
 
@@ -103,8 +103,8 @@ def skills_dir(request: IntegrationRequest) -> Path:
 
 
 def _install_mcp(request: IntegrationRequest) -> IntegrationResult:
-    from ecc.errors import EccError
-    from ecc.hookconfig import MCP_SERVER_NAME, edit_mcp_json, mcp_argv
+    from ecc.contract.errors import EccError
+    from ecc.portability.harnessfiles import MCP_SERVER_NAME, edit_mcp_json, mcp_argv
 
     _, config_file = locations(request)
     entry = {
@@ -131,15 +131,15 @@ def ecc_install_integration(harness: str, request: IntegrationRequest) -> Integr
     if request.kind == "mcp":
         return _install_mcp(request)
     if request.kind == "skills":
-        from ecc.skills import sync_skills
+        from ecc.portability.skills import sync_skills
 
         return sync_skills(NAME, skills_dir(request), request)
     if request.kind != "hooks":
         return None
     import difflib
 
-    from ecc.errors import EccError
-    from ecc.hookconfig import read_json, write_json, write_text
+    from ecc.contract.errors import EccError
+    from ecc.portability.harnessfiles import read_json, write_json, write_text
 
     module, config_file = locations(request)
     if not config_file.exists() and config_file.with_suffix(".jsonc").exists():

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ecc.profiles import as_cost, as_int, parse_json_line
-from ecc.types import OutputEvent
+from ecc.adapterkit import as_cost, as_int, parse_json_line
+from ecc.contract.types import OutputEvent
 
 
 def parse_line(line: str) -> list[OutputEvent]:

@@ -12,18 +12,18 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ecc.hookspecs import hookimpl
-from ecc.profiles import (
+from ecc.adapterkit import (
     as_int,
     opt,
     parse_json_line,
     refuse_if_any,
     render_task,
 )
-from ecc.types import HarnessInfo, LaunchContext, OutputEvent, ProfileTranslation
+from ecc.contract.hookspecs import hookimpl
+from ecc.contract.types import HarnessInfo, LaunchContext, OutputEvent, ProfileTranslation
 
 if TYPE_CHECKING:  # pydantic stays off the hot paths that load adapters
-    from ecc.config import AgentProfile
+    from ecc.runtime.config.model import AgentProfile
 
 NAME = "cursor"
 PROGRAM = "cursor-agent"

@@ -12,9 +12,9 @@ from pathlib import Path
 import ecc_adapter_cursor as cursor
 import pytest
 
-from ecc.config import AgentProfile, Config
-from ecc.errors import EccError
-from ecc.types import LaunchContext
+from ecc.contract.errors import EccError
+from ecc.contract.types import LaunchContext
+from ecc.runtime.config.model import AgentProfile, Config
 
 
 def launch(task: str = "fix it", profile: AgentProfile | None = None) -> LaunchContext:

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ecc.hookspecs import hookimpl
+from ecc.contract.hookspecs import hookimpl
 
 if TYPE_CHECKING:
     import click
 
-    from ecc.sessions.models import Session
+    from ecc.store.models import Session
 
 
 class CeleryExecutor:
@@ -38,7 +38,7 @@ class CeleryExecutor:
         return self._app
 
     def submit(self, session: Session) -> None:
-        from ecc.errors import EccError
+        from ecc.contract.errors import EccError
 
         try:
             self.app.send_task(

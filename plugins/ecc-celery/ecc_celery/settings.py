@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ecc.errors import EccError
+from ecc.contract.errors import EccError
 
 DEFAULT_QUEUE = "ecc.sessions"
 ENV_BROKER = "ECC_CELERY_BROKER_URL"

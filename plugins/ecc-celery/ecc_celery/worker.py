@@ -43,9 +43,9 @@ def worker_command(
     noticed by the lease (lease_seconds) and its session failed, never re-run. Stop the worker
     with SIGTERM (warm: waits for running sessions) or SIGQUIT (cold).
     """
-    from ecc.config import get_config
+    from ecc.runtime.config.model import get_config
     from ecc.sessions.procs import hostname
-    from ecc.sessions.store import open_store
+    from ecc.store.sqlite import open_store
     from ecc_celery.app import make_app
     from ecc_celery.settings import CelerySettings
 

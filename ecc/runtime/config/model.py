@@ -20,8 +20,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from ecc import fastconfig, paths
-from ecc.errors import ConfigError
+from ecc.contract.errors import ConfigError
+from ecc.runtime import paths
+from ecc.runtime.config import view as fastconfig
 
 ENV_PREFIX = "ECC__"
 
@@ -119,7 +120,7 @@ class NotificationSettings(_Strict):
     @classmethod
     def _quiet_hours(cls, value: str | None) -> str | None:
         if value:
-            from ecc.notify import parse_quiet_hours
+            from ecc.observability.notify import parse_quiet_hours
 
             parse_quiet_hours(value)  # raises ValueError with the reason
         return value or None
@@ -201,7 +202,7 @@ class Config(_Strict):
 
     def profile(self, name: str) -> AgentProfile:
         """The profile ``name`` with its ``inherits`` chain applied (lists union, prompts join)."""
-        from ecc.profiles import resolve_profile
+        from ecc.adapterkit import resolve_profile
 
         return AgentProfile(**resolve_profile(self.agent_profiles, name))
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ecc.types import RiskContribution, ToolCall
+    from ecc.contract.types import RiskContribution, ToolCall
 
 ACTIONS = ("none", "review", "require_confirmation", "block")
 
@@ -80,7 +80,7 @@ def assess(call: ToolCall, config: Any, hook: Any) -> RiskAssessment:
             if contribution.scorer:
                 contributions.append(contribution)
             else:
-                from ecc.types import RiskContribution
+                from ecc.contract.types import RiskContribution
 
                 contributions.append(
                     RiskContribution(contribution.amount, contribution.reason, name)
@@ -94,8 +94,8 @@ def assess(call: ToolCall, config: Any, hook: Any) -> RiskAssessment:
 
 def score_call(call: ToolCall, config: Any = None) -> RiskAssessment:
     """Score ``call`` with the process's plugins and configuration (the CLI path)."""
-    from ecc.config import get_config
-    from ecc.plugins import get_plugins
+    from ecc.runtime.config.model import get_config
+    from ecc.runtime.plugins.loader import get_plugins
 
     config = config or get_config()
     return assess(call, config, get_plugins(config).hook)

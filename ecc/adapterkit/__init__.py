@@ -11,7 +11,7 @@ from collections.abc import Collection, Mapping
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ecc.config import AgentProfile
+    from ecc.runtime.config.model import AgentProfile
 
 PROFILE_FIELDS = (
     "model",
@@ -30,10 +30,10 @@ def resolve_profile(profiles: Mapping[str, Any], name: str) -> dict[str, Any]:
 
     Scalars are replaced by a child that sets them, lists are unioned in first-seen order, and
     ``append_system_prompt`` is joined parent-then-child with a blank line. Works on the
-    pydantic models of ``ecc.config`` and on the plain tables of ``ecc.fastconfig`` alike, so
+    pydantic models of ``ecc.runtime.config.model`` and on the plain tables of ``ecc.runtime.config.view`` alike, so
     ``ecc run -d`` can resolve a profile without importing pydantic.
     """
-    from ecc.errors import ConfigError
+    from ecc.contract.errors import ConfigError
 
     def fields(profile: Any) -> dict[str, Any]:
         return profile.model_dump() if hasattr(profile, "model_dump") else dict(profile)
@@ -112,8 +112,8 @@ def opt(flag: str, value: object) -> str:
 
 
 def refuse_if_any(harness: str, translation: object) -> None:
-    """Raise :class:`ecc.errors.EccError` naming every profile field ``harness`` refused."""
-    from ecc.errors import EccError
+    """Raise :class:`ecc.contract.errors.EccError` naming every profile field ``harness`` refused."""
+    from ecc.contract.errors import EccError
 
     refused = getattr(translation, "refused", None) or {}
     if refused:

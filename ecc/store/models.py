@@ -13,7 +13,7 @@ from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any
 
-from ecc.errors import EccError
+from ecc.contract.errors import EccError
 
 
 class State(StrEnum):

@@ -24,14 +24,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ecc.errors import EccError
+from ecc.contract.errors import EccError
 
 if TYPE_CHECKING:
-    from ecc.types import IntegrationRequest, IntegrationResult
+    from ecc.contract.types import IntegrationRequest, IntegrationResult
 
 SKILL_FILE = "SKILL.md"
 STATE_FILE = ".ecc-install-state.json"
-STATE_SCHEMA = "ecc.skills-install.v1"
+STATE_SCHEMA = "ecc.portability.skills-install.v1"
 NAME_RE = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 MAX_NAME = 64
 MAX_DESCRIPTION = 1024
@@ -397,8 +397,8 @@ def sync_skills(harness: str, root: Path, request: IntegrationRequest) -> Integr
     ``request.dry_run``; refuses, before writing anything, to replace or delete a file it did not
     write or that was changed since it wrote it.
     """
-    from ecc.hookconfig import write_text
-    from ecc.types import IntegrationResult
+    from ecc.contract.types import IntegrationResult
+    from ecc.portability.harnessfiles import write_text
 
     root = Path(os.path.abspath(root))
     state = read_state(root)

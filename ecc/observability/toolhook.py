@@ -4,7 +4,7 @@ A harness runs ``ecc hook --harness NAME`` before every tool call, so this path 
 under 100 ms and must never break the harness. It therefore avoids pydantic, stevedore and the
 adapter packages' own imports on a warm start:
 
-* the configuration comes from :mod:`ecc.fastconfig` (validated once, then cached as JSON and
+* the configuration comes from :mod:`ecc.runtime.config.view` (validated once, then cached as JSON and
   read through an attribute view);
 * the **compiled plugin list** (``<cache dir>/hook/plugins-<key>.json``) records, for the hooks
   this path calls (``ecc_parse_hook_payload``, ``ecc_hook_response``, ``ecc_score_tool_call``),
@@ -30,7 +30,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ecc import paths
+from ecc.runtime import paths
 
 HOT_HOOKS = ("ecc_parse_hook_payload", "ecc_hook_response", "ecc_score_tool_call")
 CACHE_FORMAT = 1
@@ -123,7 +123,7 @@ def lean_plugins(modules: list[dict[str, str]]) -> Any:
     """A pluggy manager holding only the hot-path modules listed in ``modules``."""
     import pluggy
 
-    from ecc import hookspecs
+    from ecc.contract import hookspecs
 
     pm = pluggy.PluginManager("ecc")
     pm.add_hookspecs(hookspecs)
@@ -137,7 +137,7 @@ def lean_plugins(modules: list[dict[str, str]]) -> Any:
 
 def load(cwd: Path | None = None) -> tuple[Any, Any]:
     """(config view, plugin manager) for the hook: lean when warm, else the full path."""
-    from ecc import fastconfig
+    from ecc.runtime.config import view as fastconfig
 
     config = fastconfig.view(cwd)
     sig = signature(config)
@@ -147,7 +147,7 @@ def load(cwd: Path | None = None) -> tuple[Any, Any]:
             return config, lean_plugins(modules)
         except Exception as exc:  # a module that cannot load alone: take the full path
             log_error("lean plugin load failed, using the full path", exc)
-    from ecc.plugins import get_plugin_manager
+    from ecc.runtime.plugins.loader import get_plugin_manager
 
     pm = get_plugin_manager(config)
     compile_modules(pm, sig)
@@ -194,7 +194,7 @@ def decide(assessment: Any, risk: Any) -> str:
 def _generic_response(decision: Any) -> Any:
     """The answer when no adapter answers: exit 2 with the reason on stderr denies in Claude
     Code, Codex and Gemini CLI (and in ecc's OpenCode plugin); exit 0 allows."""
-    from ecc.types import HookResponse
+    from ecc.contract.types import HookResponse
 
     if decision.decision == "deny":
         return HookResponse(exit_code=2, stderr=decision.reason + "\n")
@@ -202,8 +202,8 @@ def _generic_response(decision: Any) -> Any:
 
 
 def run(harness: str, event: str, raw: bytes, cwd: Path | None = None) -> Any:
-    """Handle one hook invocation; always returns a :class:`ecc.types.HookResponse`."""
-    from ecc.types import HookDecision, HookEvent
+    """Handle one hook invocation; always returns a :class:`ecc.contract.types.HookResponse`."""
+    from ecc.contract.types import HookDecision, HookEvent
 
     fail_closed = False
     pm = None
@@ -250,8 +250,8 @@ def run(harness: str, event: str, raw: bytes, cwd: Path | None = None) -> Any:
 
 
 def _score(hook_event: Any, config: Any, pm: Any) -> Any:
-    from ecc.risk import assess
-    from ecc.types import HookDecision
+    from ecc.contract.types import HookDecision
+    from ecc.observability.risk import assess
 
     call = hook_event.call
     call.harness = call.harness or hook_event.harness
@@ -282,7 +282,7 @@ def _record(decision: Any, config: Any) -> None:
     """Store the call with its score and the decision the harness was given; never raises."""
     call = decision.event.call
     try:
-        from ecc.sessions.store import Store, resolve_url
+        from ecc.store.sqlite import Store, resolve_url
 
         store = Store(resolve_url(config.store.url))
         try:

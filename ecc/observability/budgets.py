@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ecc.sessions.store import Store
+    from ecc.store.sqlite import Store
 
 LEVELS = ("unconfigured", "normal", "advisory", "warning", "critical", "over_budget")
 
@@ -127,7 +127,7 @@ def for_session(session: Any, config: Any) -> dict[str, Any]:
 
 def report(store: Store, config: Any, active_only: bool = False) -> dict[str, Any]:
     """Use against budgets, overall and per session (read only: no alerts, no stops)."""
-    from ecc.sessions.models import ACTIVE
+    from ecc.store.models import ACTIVE
 
     sessions = store.list_sessions(states=ACTIVE if active_only else None)
     rows = [for_session(s, config) for s in sessions]
@@ -164,7 +164,7 @@ def _state_file(store: Store) -> str:
         return str(path) + ".budgets.json"
     import hashlib
 
-    from ecc import paths
+    from ecc.runtime import paths
 
     key = hashlib.sha256(str(getattr(store, "url", "")).encode()).hexdigest()[:16]
     directory = paths.ensure_private_dir(paths.state_dir())
@@ -219,10 +219,10 @@ def check(store: Store, config: Any = None, session_id: str | None = None) -> li
     overall one; without it (the daemon) every active session's is.
     """
     if config is None:
-        from ecc import fastconfig
+        from ecc.runtime.config import view as fastconfig
 
         config = fastconfig.view()
-    from ecc.sessions.models import ACTIVE
+    from ecc.store.models import ACTIVE
 
     done: list[dict[str, Any]] = []
     scope = overall(store, config)
@@ -262,8 +262,8 @@ def check(store: Store, config: Any = None, session_id: str | None = None) -> li
 
 
 def _alert(scope: dict[str, Any], session_id: str | None, config: Any, done: list) -> None:
-    from ecc.notify import send
-    from ecc.types import Notification
+    from ecc.contract.types import Notification
+    from ecc.observability.notify import send
 
     state = scope.get("budget_state") or scope["state"]
     over = state == "over_budget"

@@ -19,10 +19,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ecc.errors import EccError
+from ecc.contract.errors import EccError
 
 if TYPE_CHECKING:
-    from ecc.config import Config
+    from ecc.runtime.config.model import Config
 
 MIN_MERGE_TREE = (2, 38)
 
@@ -101,7 +101,7 @@ def remote_url(repo_root: Path, remote: str = "origin") -> str:
 def worktree_root(config: Config) -> Path:
     if config.worktree_root:
         return Path(config.worktree_root).expanduser()
-    from ecc import paths
+    from ecc.runtime import paths
 
     return paths.data_dir() / "worktrees"
 
@@ -110,7 +110,7 @@ def repo_key(repo_root: Path) -> str:
     """``<slug>-<hash>``: readable, and unique per repository path."""
     resolved = str(repo_root.resolve())
     slug = re.sub(r"[^A-Za-z0-9._-]+", "-", repo_root.name).strip("-")[:40] or "repo"
-    from ecc.paths import sha256_hex
+    from ecc.runtime.paths import sha256_hex
 
     return f"{slug}-{sha256_hex(resolved)[:10]}"
 
@@ -355,14 +355,14 @@ def remove(repo_root: Path, path: Path, branch: str, base: str | None) -> Remove
 
 
 def mirror_root() -> Path:
-    from ecc import paths
+    from ecc.runtime import paths
 
     return paths.data_dir() / "mirrors"
 
 
 def mirror_path(url: str) -> Path:
     slug = re.sub(r"[^A-Za-z0-9._-]+", "-", url.rstrip("/").rsplit("/", 1)[-1]).strip("-")[:40]
-    from ecc.paths import sha256_hex
+    from ecc.runtime.paths import sha256_hex
 
     digest = sha256_hex(url)[:10]
     return mirror_root() / f"{slug or 'repo'}-{digest}.git"

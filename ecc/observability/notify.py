@@ -1,6 +1,6 @@
 """Dispatch of events to notifier plugins.
 
-The runner and the daemon (never a UI) build a :class:`ecc.types.Notification` and call
+The runner and the daemon (never a UI) build a :class:`ecc.contract.types.Notification` and call
 :func:`send`. Every notifier selected in ``[notifications].notifiers`` receives it through its
 ``ecc_notify`` hook, subject to:
 
@@ -26,9 +26,9 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from ecc.types import Notification
+    from ecc.contract.types import Notification
 
-log = logging.getLogger("ecc.notify")
+log = logging.getLogger("ecc.observability.notify")
 
 EVENTS = (
     "session_started",
@@ -86,7 +86,7 @@ def _entry_point_notifier(name: str) -> Callable[..., Any] | None:
 
 
 def _notifiers(config: Any, only: str | None) -> list[tuple[str, Callable[..., Any]]]:
-    from ecc.plugins import get_plugins
+    from ecc.runtime.plugins.loader import get_plugins
 
     found = []
     for impl in reversed(get_plugins(config).hook.ecc_notify.get_hookimpls()):
@@ -133,7 +133,7 @@ def send(
     """
     try:
         if config is None:
-            from ecc import fastconfig
+            from ecc.runtime.config import view as fastconfig
 
             config = fastconfig.view()
         outcome = _deliver(notification, config, only, force)
@@ -186,7 +186,7 @@ def _deliver(
 
 def _record(notification: Notification, config: Any, outcome: dict[str, str]) -> None:
     try:
-        from ecc.sessions.store import Store, resolve_url
+        from ecc.store.sqlite import Store, resolve_url
 
         store = Store(resolve_url(config.store.url))
         try:

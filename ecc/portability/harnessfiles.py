@@ -22,8 +22,8 @@ import shlex
 from pathlib import Path
 from typing import Any
 
-from ecc.errors import EccError
-from ecc.types import IntegrationResult
+from ecc.contract.errors import EccError
+from ecc.contract.types import IntegrationResult
 
 
 def ecc_prefix(options: dict[str, Any]) -> str:

@@ -14,7 +14,7 @@ import gc
 import sys
 from collections.abc import Iterator
 
-from ecc.errors import EccError
+from ecc.contract.errors import EccError
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing on the hot path
 if TYPE_CHECKING:
@@ -66,7 +66,7 @@ def parse(args: list[str]) -> dict[str, Any] | None:
 
 def render(result: dict[str, Any]) -> Iterator[str]:
     """The human-readable lines of a search result (every one through the sanitiser)."""
-    from ecc.terminal import sanitize
+    from ecc.runtime.terminal import sanitize
 
     def line(*parts: Any) -> str:
         return "".join(sanitize(part) for part in parts)
@@ -103,7 +103,7 @@ def main(args: list[str]) -> int | None:
         return None
     # A short-lived process: cycle collection during the imports and the search is wasted work,
     # and so is the full collection at interpreter exit over every module's objects; freezing
-    # them leaves it nothing to do (as ecc.runcall does).
+    # them leaves it nothing to do (as ecc.cli.fast.run does).
     gc.disable()
     try:
         return _run(options)
@@ -115,7 +115,7 @@ def _run(options: dict[str, Any]) -> int:
     try:
         result = search(options)
     except EccError as exc:
-        from ecc.terminal import sanitize
+        from ecc.runtime.terminal import sanitize
 
         sys.stderr.write(f"Error: {sanitize(exc.message)}\n")
         return exc.exit_code

@@ -13,7 +13,7 @@ usage error, ``--remote``, ``ecc run`` without ``-d``, options it does not know,
 None and click handles the command line as usual, with its own messages; the same goes for a
 ``--cwd`` click would refuse. What this path prints and its exit statuses are click's:
 ``Error: <sanitised message>`` on stderr and the error's exit code (1) for an
-:class:`ecc.errors.EccError`, ``Aborted!`` and 1 on Ctrl-C, a quiet 1 when stdout's reader has
+:class:`ecc.contract.errors.EccError`, ``Aborted!`` and 1 on Ctrl-C, a quiet 1 when stdout's reader has
 gone.
 """
 
@@ -50,9 +50,9 @@ def create_and_submit(
     executor: str | None = None,
 ) -> tuple[Any, Any, Any]:
     """Create the session and hand it to its executor; returns (store, session, config)."""
-    from ecc import fastconfig
-    from ecc.sessions import manager
-    from ecc.sessions.store import open_store
+    from ecc.runtime.config import view as fastconfig
+    from ecc.sessions import manager, service
+    from ecc.store.sqlite import open_store
 
     config = fastconfig.view()  # validated, cached: ``ecc run -d`` imports no pydantic
     store = open_store(config=config)
@@ -65,14 +65,13 @@ def create_and_submit(
         cwd=cwd,
         executor=executor,
     )
-    session = manager.create(store, request, config)
-    manager.submit(store, session, config)
+    session = service.start(store, request, config)
     return store, session, config
 
 
 def started_text(session: Any, as_json: bool) -> str:
     """What ``ecc run -d`` prints for a started session (``--json``: the session object)."""
-    from ecc.terminal import json_text, sanitize
+    from ecc.runtime.terminal import json_text, sanitize
 
     return json_text(session.as_dict()) if as_json else sanitize(f"Session started: {session.id}")
 
@@ -187,7 +186,7 @@ def main(args: list[str]) -> int | None:
 
 
 def _start(params: dict[str, Any]) -> int:
-    from ecc.errors import EccError
+    from ecc.contract.errors import EccError
 
     try:
         _, session, _ = create_and_submit(
@@ -201,7 +200,7 @@ def _start(params: dict[str, Any]) -> int:
         )
         _echo(started_text(session, params["as_json"]), sys.stdout)
     except EccError as exc:
-        from ecc.terminal import sanitize
+        from ecc.runtime.terminal import sanitize
 
         _echo(f"Error: {sanitize(exc.message)}", sys.stderr)
         return exc.exit_code

@@ -35,8 +35,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ecc.errors import EccError
-from ecc.sessions.models import (
+from ecc.contract.errors import EccError
+from ecc.store.models import (
     ACTIVE,
     TERMINAL,
     InvalidTransition,
@@ -47,7 +47,7 @@ from ecc.sessions.models import (
 )
 
 if TYPE_CHECKING:
-    from ecc.config import Config
+    from ecc.runtime.config.model import Config
 
 BUSY_TIMEOUT_SECS = 10.0
 
@@ -214,7 +214,7 @@ class IdCollision(EccError):
 
 
 def default_path() -> Path:
-    from ecc import paths
+    from ecc.runtime import paths
 
     return paths.state_dir() / "ecc.db"
 
@@ -248,7 +248,7 @@ def open_store(url: str | None = None, *, config: Config | None = None) -> Store
     """Open (creating and migrating when needed) the store named by ``url`` or by config."""
     if url is None:
         if config is None:
-            from ecc.config import get_config
+            from ecc.runtime.config.model import get_config
 
             config = get_config()
         url = config.store.url
@@ -905,7 +905,7 @@ class PostgresStore(Store):
         url = str(target)
         self.url = url
         # Files that belong beside the store on this machine (budget state, daemon log).
-        from ecc import paths
+        from ecc.runtime import paths
 
         digest = paths.sha256_hex(url)[:12]
         self.path = paths.state_dir() / f"postgres-{digest}.db"

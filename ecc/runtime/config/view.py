@@ -2,7 +2,7 @@
 
 ``ecc hook`` runs on every tool call an agent makes and ``ecc memory search`` is an agent's recall;
 both must answer in tens of milliseconds, while importing pydantic and building the models of
-``ecc.config`` costs over 100 ms. This module keeps the *validated* effective configuration as
+``ecc.runtime.config.model`` costs over 100 ms. This module keeps the *validated* effective configuration as
 JSON in the cache dir, keyed by what it was built from (the layer files' identity and the
 ``ECC__*`` variables and ``-c`` overrides). A hit returns a read-only attribute view of that JSON;
 a miss (or any doubt) goes through the full pydantic load and refreshes the cache. Deleting the
@@ -16,7 +16,8 @@ import os
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
-from ecc import __version__, paths
+from ecc import __version__
+from ecc.runtime import paths
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing on the hot path
 if TYPE_CHECKING:
@@ -100,7 +101,7 @@ def _cache_file(identity: str) -> Path:
 def view(cwd: Path | None = None) -> ConfigView:
     """The effective configuration, validated, as a :class:`ConfigView`.
 
-    Raises :class:`ecc.errors.ConfigError` exactly as a full load would when the config is bad
+    Raises :class:`ecc.contract.errors.ConfigError` exactly as a full load would when the config is bad
     (a bad config is never cached).
     """
     overrides = cli_overrides()
@@ -112,7 +113,7 @@ def view(cwd: Path | None = None) -> ConfigView:
             return ConfigView(cached["config"])
     except (OSError, ValueError, AttributeError):
         pass
-    from ecc import config as full
+    from ecc.runtime.config import model as full
 
     loaded = full.current() if cwd is None else full.load(cwd=cwd, overrides=overrides)
     data = loaded.config.model_dump(mode="json")

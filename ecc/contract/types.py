@@ -1,4 +1,4 @@
-"""Plain data passed between the core and plugins through the hooks of ``ecc.hookspecs``.
+"""Plain data passed between the core and plugins through the hooks of ``ecc.contract.hookspecs``.
 
 Dataclasses rather than pydantic models: they are built on hot paths (every output line, every
 tool call) and must import in microseconds.
@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ecc.config import AgentProfile, Config
+    from ecc.runtime.config.model import AgentProfile, Config
 
 
 @dataclass(frozen=True)

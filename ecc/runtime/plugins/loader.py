@@ -4,7 +4,7 @@ Built-ins, first-party adapters and third-party packages are all found the same 
 entry-point groups below, and registered in one ``pluggy.PluginManager("ecc")``. The core never
 imports a plugin module by name.
 
-A plugin that cannot be imported, or whose hook implementations do not match ``ecc.hookspecs``,
+A plugin that cannot be imported, or whose hook implementations do not match ``ecc.contract.hookspecs``,
 is left out with a warning on stderr naming it and its entry point; ecc keeps working.
 
 Groups load lazily in the process's :class:`PluginSet`: calling a hook through
@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 
     import pluggy
 
-    from ecc.config import Config
+    from ecc.runtime.config.model import Config
 
 # Groups load (and register) in this order, always as a prefix of it: a command that needs
 # executors loads adapters and executors, one that notifies adds notifiers. The most used come
@@ -167,8 +167,8 @@ def call_sole_implementation(plugin: Any, group: str, hook: str, **kwargs: Any) 
     ``group``'s family with arguments of their specs, one of them ``hook``, no wrappers, no
     methods. Anything else, including what pluggy would refuse, is left to pluggy.
     """
-    from ecc import hookspecs
-    from ecc.markers import hookimpl
+    from ecc.contract import hookspecs
+    from ecc.contract.markers import hookimpl
 
     if type(plugin) is not type(sys):
         return NOT_HANDLED
@@ -242,7 +242,7 @@ def discover() -> dict[str, list[tuple[str, str]]]:
     stevedore or ``importlib.metadata`` at all. Installing or removing a distribution changes a
     ``sys.path`` directory's mtime and so the key.
     """
-    from ecc import paths
+    from ecc.runtime import paths
 
     key = _discovery_key()
     target = paths.cache_dir() / "plugins" / (paths.sha256_hex(key)[:24] + ".json")
@@ -309,7 +309,7 @@ class PluginSet:
 
         import pluggy
 
-        from ecc import hookspecs
+        from ecc.contract import hookspecs
 
         self._pm = pluggy.PluginManager("ecc")
         self._pm.add_hookspecs(hookspecs)
@@ -453,14 +453,14 @@ def _plugin_name(record: PluginRecord) -> str:
 def get_plugins(config: Any = None) -> PluginSet:
     """The plugins of this process, for the effective configuration, loaded group by group.
 
-    ``config`` may be an ``ecc.config.Config`` or an ``ecc.fastconfig.ConfigView``; without one,
+    ``config`` may be an ``ecc.runtime.config.model.Config`` or an ``ecc.runtime.config.view.ConfigView``; without one,
     the cached view is used so that hot paths never import pydantic. Call hooks through the
     set's ``hook`` to load only their family of groups; ``.pm`` loads every group.
     """
     global _plugins
     if _plugins is None:
         if config is None:
-            from ecc import fastconfig
+            from ecc.runtime.config import view as fastconfig
 
             config = fastconfig.view()
         _plugins = PluginSet(config, lazy=True)

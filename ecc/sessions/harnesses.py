@@ -5,15 +5,15 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ecc.errors import EccError
+from ecc.contract.errors import EccError
 
 if TYPE_CHECKING:
-    from ecc.config import Config
-    from ecc.types import HarnessInfo
+    from ecc.contract.types import HarnessInfo
+    from ecc.runtime.config.model import Config
 
 
 def _config() -> Any:
-    from ecc import fastconfig
+    from ecc.runtime.config import view as fastconfig
 
     return fastconfig.view()
 
@@ -32,7 +32,7 @@ def _flatten(results: list[object]) -> list[HarnessInfo]:
 
 def available(config: Config | None = None) -> dict[str, HarnessInfo]:
     """Every declared harness by canonical name; a later plugin does not replace an earlier one."""
-    from ecc.plugins import get_plugins
+    from ecc.runtime.plugins.loader import get_plugins
 
     config = config if config is not None else _config()
     infos = _flatten(get_plugins(config).hook.ecc_harnesses(config=config))
@@ -65,7 +65,7 @@ def resolve(name: str, config: Config | None = None) -> HarnessInfo:
 
 def detect(project_dir: Path, config: Config | None = None) -> list[str]:
     """Harness names whose markers ``project_dir`` has, in a stable order."""
-    from ecc.plugins import get_plugins
+    from ecc.runtime.plugins.loader import get_plugins
 
     config = config if config is not None else _config()
     results = get_plugins(config).hook.ecc_detect_harness(project_dir=project_dir, config=config)

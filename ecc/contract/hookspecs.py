@@ -12,19 +12,19 @@ arguments than a spec offers, never others). Plugins are found through five entr
 
 A plugin implements only hooks of its own group (the sections below; ``ecc_register_commands``
 belongs to every group): ecc loads a group when one of its hooks is called, so a plugin with a
-hook of another group is refused (``ecc.plugins.HOOK_GROUPS``).
+hook of another group is refused (``ecc.runtime.plugins.loader.HOOK_GROUPS``).
 
 Hooks that pick one owner are ``firstresult``: they receive the harness (or backend) name and
-return ``None`` when it is not theirs. The data types passed in and out live in ``ecc.types``.
+return ``None`` when it is not theirs. The data types passed in and out live in ``ecc.contract.types``.
 A ``config`` argument (and ``LaunchContext.config``) may be the validated configuration as a
-read-only view (``ecc.fastconfig.ConfigView``, as on every hot path and in the session runner):
+read-only view (``ecc.runtime.config.view.ConfigView``, as on every hot path and in the session runner):
 attribute and mapping access work (``config.harness_runners.get(name).program``), model methods
 do not.
 """
 
 from __future__ import annotations
 
-from ecc.markers import hookimpl, hookspec
+from ecc.contract.markers import hookimpl, hookspec
 
 TYPE_CHECKING = False  # without importing typing: every plugin module imports this one
 if TYPE_CHECKING:
@@ -33,8 +33,7 @@ if TYPE_CHECKING:
 
     import click
 
-    from ecc.config import AgentProfile, Config
-    from ecc.types import (
+    from ecc.contract.types import (
         HarnessInfo,
         HookDecision,
         HookEvent,
@@ -48,8 +47,9 @@ if TYPE_CHECKING:
         RiskContribution,
         ToolCall,
     )
+    from ecc.runtime.config.model import AgentProfile, Config
 
-__all__ = ["hookimpl", "hookspec"]  # the decorators plugins use (``ecc.markers``)
+__all__ = ["hookimpl", "hookspec"]  # the decorators plugins use (``ecc.contract.markers``)
 
 
 # -- harness adapters (group ecc.adapters) ---------------------------------------------------
@@ -60,7 +60,7 @@ def ecc_harnesses(config: Config) -> list[HarnessInfo] | HarnessInfo | None:
     """Declare the harnesses this plugin runs.
 
     Called to resolve ``--harness NAME``, for ``ecc plugins`` and for the compliance matrix. Return
-    one :class:`ecc.types.HarnessInfo` (or a list): its name, aliases, the program it runs and the
+    one :class:`ecc.contract.types.HarnessInfo` (or a list): its name, aliases, the program it runs and the
     surfaces it supports. Config-defined runners are declared by the built-in ``runners`` plugin.
     """
 
@@ -89,7 +89,7 @@ def ecc_translate_profile(
 ) -> ProfileTranslation | None:
     """Map an agent profile onto the harness's own flags.
 
-    Return a :class:`ecc.types.ProfileTranslation`: extra argv, text folded into the prompt for
+    Return a :class:`ecc.contract.types.ProfileTranslation`: extra argv, text folded into the prompt for
     fields the CLI has no flag for, and fields refused because folding them would be unsafe.
     """
 
@@ -133,12 +133,12 @@ def ecc_install_integration(harness: str, request: IntegrationRequest) -> Integr
 
     * ``hooks``: ``request.options["command"]`` is how to run ecc (``… hook --harness NAME``).
     * ``mcp``: register the server ``ecc-memory`` whose argv is ``request.options["mcp_command"]``
-      with ``ECC_MEMORY_HARNESS`` set to your harness (:mod:`ecc.hookconfig` edits JSON and TOML).
+      with ``ECC_MEMORY_HARNESS`` set to your harness (:mod:`ecc.portability.harnessfiles` edits JSON and TOML).
     * ``skills``: pick the harness's skills directory for ``request.scope`` and call
-      :func:`ecc.skills.sync_skills` (``request.options["source"]`` is the validated folder).
+      :func:`ecc.portability.skills.sync_skills` (``request.options["source"]`` is the validated folder).
 
     Set ``IntegrationResult.location`` to the file or directory used (the matrix and
-    ``--json`` show it). Raise :class:`ecc.errors.EccError` for a file you cannot edit safely,
+    ``--json`` show it). Raise :class:`ecc.contract.errors.EccError` for a file you cannot edit safely,
     leaving it untouched.
     """
 
@@ -148,7 +148,7 @@ def ecc_parse_hook_payload(harness: str, event: str, payload: Any) -> HookEvent 
     """Normalise the payload a harness hook sent to ``ecc hook --harness NAME`` (stdin, JSON).
 
     ``event`` is the event name given on the command line (``--event``), or ``""``. Return a
-    :class:`ecc.types.HookEvent` whose ``call`` is the tool call with ``kind`` set, or None if the
+    :class:`ecc.contract.types.HookEvent` whose ``call`` is the tool call with ``kind`` set, or None if the
     harness is not yours. Runs on every tool call with no config loaded: keep it fast, never raise
     on odd payloads (return ``phase="other"``). Implementations live in a module importable on its
     own (the hot path may load it without the adapter package).

@@ -1,0 +1,180 @@
+"""The ``ecc`` command line: a click group whose subcommands are imported only when used.
+
+Each command lives in its own module under ``ecc.cli``; :data:`COMMANDS` maps a command name to
+``module:attribute``. Plugins add commands through the ``ecc_register_commands`` hook; those are
+loaded only when a name is not a built-in one (or for ``--help``), so ``ecc --version`` and
+``ecc hook`` stay fast.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import click
+
+from ecc import __version__
+from ecc.contract.errors import EccError
+
+# name -> (module, attribute, one-line help shown without importing the module; "" hides it)
+COMMANDS: dict[str, tuple[str, str, str]] = {
+    "config": ("ecc.cli.config_cmd", "config_group", "Show, get and set configuration."),
+    "plugins": ("ecc.cli.plugins_cmd", "plugins_command", "List installed plugins."),
+    "doctor": ("ecc.cli.doctor_cmd", "doctor_command", "Check the environment ecc runs in."),
+    "completion": ("ecc.cli.completion_cmd", "completion_command", "Print shell completion."),
+    # memory vault
+    "memory": ("ecc.cli.memory_cmd", "memory_group", "Recall, save and hand off portable memory."),
+    # sessions
+    "run": ("ecc.cli.run_cmd", "run_command", "Run an agent on a task as a managed session."),
+    "start": ("ecc.cli.run_cmd", "start_command", "Start a session detached (ecc run -d)."),
+    "sessions": ("ecc.cli.sessions_cmd", "sessions_command", "List sessions."),
+    "status": ("ecc.cli.sessions_cmd", "status_command", "Show one session in detail."),
+    "logs": ("ecc.cli.sessions_cmd", "logs_command", "Show or follow a session's output."),
+    "stop": ("ecc.cli.sessions_cmd", "stop_command", "Stop a running session."),
+    "resume": ("ecc.cli.sessions_cmd", "resume_command", "Resume a stopped or failed session."),
+    "rm": ("ecc.cli.sessions_cmd", "rm_command", "Forget a finished session."),
+    "worktree": (
+        "ecc.cli.worktree_cmd",
+        "worktree_group",
+        "Inspect, diff, merge, prune worktrees.",
+    ),
+    "daemon": ("ecc.cli.daemon_cmd", "daemon_command", "Recover crashed sessions, start queued."),
+    "run-session": ("ecc.cli.runner_cmd", "run_session_command", ""),
+    # observability
+    "risk": ("ecc.cli.risk_cmd", "risk_group", "Score tool calls for risk."),
+    "hook": ("ecc.cli.hook_cmd", "hook_command", ""),
+    "hooks": ("ecc.cli.hooks_cmd", "hooks_group", "Install ecc's hooks into a harness."),
+    "notify": ("ecc.cli.notify_cmd", "notify_group", "Test and inspect notifications."),
+    "budget": ("ecc.cli.budget_cmd", "budget_command", "Token and cost use against budgets."),
+    "remote": ("ecc.cli.remote_cmd", "remote_group", "Serve or use the HTTP API for sessions."),
+    "dashboard": (
+        "ecc.cli.dashboard_cmd",
+        "dashboard_command",
+        "Watch and steer every session (TUI).",
+    ),
+    "harness": (
+        "ecc.cli.harness_cmd",
+        "harness_group",
+        "List harnesses and show their command lines.",
+    ),
+    "skills": (
+        "ecc.cli.skills_cmd",
+        "skills_group",
+        "Validate and install SKILL.md skills into harnesses.",
+    ),
+    "mcp": ("ecc.cli.mcp_cmd", "mcp_group", "Register ecc-memory-mcp in a harness's config."),
+}
+
+
+class CliError(click.ClickException):
+    """An :class:`EccError` on its way to the terminal: sanitised, with its exit code."""
+
+    def __init__(self, message: str, exit_code: int = 1) -> None:
+        from ecc.runtime.terminal import sanitize
+
+        super().__init__(sanitize(message))
+        self.exit_code = exit_code
+
+
+class LazyGroup(click.Group):
+    """A group whose subcommands come from :data:`COMMANDS` and plugins, imported on demand."""
+
+    def __init__(self, *args: Any, lazy: dict[str, tuple[str, str, str]], **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.lazy = lazy
+        self._plugin_commands_loaded = False
+
+    def _load_plugin_commands(self) -> None:
+        if self._plugin_commands_loaded:
+            return
+        self._plugin_commands_loaded = True
+        from ecc.runtime.plugins.loader import get_plugins
+
+        get_plugins().hook.ecc_register_commands(cli=self)
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        try:
+            self._load_plugin_commands()
+        except EccError:
+            pass  # a broken config must not break --help; the command itself will report it
+        return sorted({*self.lazy, *self.commands})
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        if name in self.commands:
+            return self.commands[name]
+        if name in self.lazy:
+            module_name, attribute, _ = self.lazy[name]
+            import importlib
+
+            command = getattr(importlib.import_module(module_name), attribute)
+            self.add_command(command, name)
+            return command
+        self._load_plugin_commands()
+        return self.commands.get(name)
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        rows = []
+        for name in self.list_commands(ctx):
+            if name in self.lazy and name not in self.commands:
+                if self.lazy[name][2]:  # an empty help string marks a hidden command
+                    rows.append((name, self.lazy[name][2]))
+                continue
+            command = self.get_command(ctx, name)
+            if command is not None and not command.hidden:
+                rows.append((name, command.get_short_help_str(limit=60)))
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except EccError as exc:
+            raise CliError(exc.message, exc.exit_code) from None
+
+
+def _apply_overrides(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> None:
+    if values:
+        from ecc.runtime.config import model as config
+
+        config.set_cli_overrides(values)
+
+
+@click.group(
+    cls=LazyGroup,
+    lazy=COMMANDS,
+    invoke_without_command=True,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+@click.version_option(__version__, "--version", prog_name="ecc", message="%(prog)s %(version)s")
+@click.option(
+    "-c",
+    "--config",
+    "overrides",
+    multiple=True,
+    metavar="KEY=VALUE",
+    expose_value=False,
+    callback=_apply_overrides,
+    help="Override a config value for this run (the last, highest layer). Repeatable.",
+)
+@click.pass_context
+def cli(ctx: click.Context) -> None:
+    """ecc: a control plane for AI coding agents.
+
+    Portable memory shared by every agent, sessions in their own worktrees, risk scoring of tool
+    calls, notifications, and plugins for every harness.
+    """
+    if ctx.invoked_subcommand is None:
+        if sys.stdin.isatty() and sys.stdout.isatty():  # a person at a terminal: the dashboard
+            ctx.invoke(ctx.command.get_command(ctx, "dashboard"))  # type: ignore[attr-defined]
+            return
+        click.echo(ctx.get_help())
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Console-script entry point."""
+    args = sys.argv[1:] if argv is None else argv
+    if args == ["--version"]:  # the hottest path: no click parsing needed
+        sys.stdout.write(f"ecc {__version__}\n")
+        return
+    cli.main(args=args, prog_name="ecc")

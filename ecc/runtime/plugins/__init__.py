@@ -1,0 +1,1 @@
+"""ecc.runtime.plugins."""

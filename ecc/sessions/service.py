@@ -1,0 +1,41 @@
+"""Starting a session, the one way every front does it: the CLI, the remote API, the dashboard.
+
+:func:`start` validates the request and records the session (``manager.create``), then hands it
+to its executor (``manager.submit``). The caller passes its configuration: a front that let the
+executor find its own would load the full pydantic config a second time.
+"""
+
+from __future__ import annotations
+
+TYPE_CHECKING = False  # typing stays unimported: ``ecc run -d`` is a hot path
+if TYPE_CHECKING:
+    from typing import Any
+
+    from ecc.sessions.manager import Request
+    from ecc.store.models import Session
+
+from ecc.contract.errors import EccError
+
+
+class NotStarted(EccError):
+    """The session was recorded but its executor could not start it (it is now ``failed``)."""
+
+    def __init__(self, message: str, session: Session) -> None:
+        super().__init__(message)
+        self.session = session
+
+
+def start(store: Any, request: Request, config: Any) -> Session:
+    """Create the session for ``request`` and submit it; returns the session as created.
+
+    A request ecc refuses raises :class:`EccError` with nothing written; a session its executor
+    could not start raises :class:`NotStarted` (the session is recorded as failed).
+    """
+    from ecc.sessions import manager
+
+    session = manager.create(store, request, config)
+    try:
+        manager.submit(store, session, config)
+    except EccError as exc:
+        raise NotStarted(exc.message, session) from None
+    return session
