@@ -17,7 +17,7 @@ integers, so no Python loop runs once per document of the vault. The phrase bonu
 for the documents that can still reach the top of the list.
 
 Documents indexed after the segment was built (the *delta*) and segment rows removed since are
-handled by ``VaultService``: the delta is scored by the plain SQL expression, removed rows are
+handled by ``ecc.vault.search``: the delta is scored by the plain SQL expression, removed rows are
 masked out here, and the segment is rebuilt once the delta has grown.
 """
 

@@ -17,7 +17,8 @@ from hypothesis import strategies as st
 from ecc.vault import ranking
 from ecc.vault.backend import load_backend
 from ecc.vault.format import MEMORY_KINDS, serialize_memory_document
-from ecc.vault.service import VaultService, tokenize
+from ecc.vault.search import tokenize
+from ecc.vault.service import VaultService
 from tests.vault.conftest import full_memory
 
 # Words that contain one another, repeat letters (overlapping matches), or change under lower().

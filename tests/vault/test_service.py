@@ -12,7 +12,7 @@ import pytest
 
 from ecc.contract.errors import EccError
 from ecc.vault import index as index_module
-from ecc.vault import service as service_module
+from ecc.vault import loading as loading_module
 from ecc.vault.format import serialize_memory_document
 from ecc.vault.roots import require_roots, resolve_vault_roots
 from tests.conftest import git
@@ -341,11 +341,11 @@ def test_budgets_are_deterministic(service, repo: Path, monkeypatch) -> None:
     report = service.doctor()
     assert report["invalidFileCount"] == 120 and len(report["invalidFiles"]) == 100  # #62
     assert report["diagnosticsTruncated"] is True
-    monkeypatch.setattr(service_module, "MAX_FILES", 50)
+    monkeypatch.setattr(loading_module, "MAX_FILES", 50)
     report = service.doctor()
     assert report["truncated"] is True and report["invalidFileCount"] == 49  # #61 notes dir counts
-    monkeypatch.setattr(service_module, "MAX_FILES", 1000)
-    monkeypatch.setattr(service_module, "MAX_SCAN_BYTES", 40)
+    monkeypatch.setattr(loading_module, "MAX_FILES", 1000)
+    monkeypatch.setattr(loading_module, "MAX_SCAN_BYTES", 40)
     report = service.doctor()
     assert report["truncated"] is True and report["scannedBytes"] <= 40  # #64
     assert [i["path"] for i in report["invalidFiles"]] == [

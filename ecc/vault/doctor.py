@@ -1,0 +1,85 @@
+"""``doctor``: invalid files, duplicate IDs, broken links and skipped symlinks. Never modifies."""
+
+from __future__ import annotations
+
+from ecc.vault.format import as_slug, id_sort_key
+from ecc.vault.loading import MAX_DIAGNOSTICS, validate_scopes, visibility_clause
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing on the hot path
+if TYPE_CHECKING:
+    from typing import Any
+
+    from ecc.vault.service import VaultService
+
+
+def diagnose(service: VaultService, *, scopes: Any, target_harness: Any) -> dict[str, Any]:
+    """``VaultService.doctor``: the vault's problems, in load order, each list bounded."""
+    load = service.load(validate_scopes(scopes))
+    try:
+        harness = as_slug(target_harness, "target harness") if target_harness is not None else None
+        params: dict[str, Any] = {}
+        visible = visibility_clause(harness, params)
+        entries: list[tuple[str, str, list[str]]] = []  # (vault path, id, links) load order
+        for scope_load in load.scopes:
+            rows = {
+                rel: (memory_id, links_d)
+                for rel, memory_id, links_d in scope_load.index.query(
+                    f"SELECT rel, id, links_d FROM docs WHERE code IS NULL{visible}", params
+                )
+            }
+            for rel in scope_load.included:
+                if rel in rows:
+                    memory_id, links_d = rows[rel]
+                    entries.append(
+                        (
+                            f"{scope_load.scope}:{rel}",
+                            memory_id,
+                            [x for x in links_d.split("\n") if x],
+                        )
+                    )
+        paths_by_id: dict[str, list[str]] = {}
+        for path, memory_id, _links in entries:
+            paths_by_id.setdefault(memory_id, []).append(path)
+        duplicates = sorted(
+            (
+                {"id": memory_id, "paths": paths}
+                for memory_id, paths in paths_by_id.items()
+                if len(paths) > 1
+            ),
+            key=lambda item: id_sort_key(item["id"]),
+        )
+        broken = [
+            {"sourceId": memory_id, "targetId": target, "path": path}
+            for path, memory_id, links in entries
+            for target in links
+            if target not in paths_by_id
+        ]
+        broken.sort(key=lambda item: id_sort_key(item["sourceId"]))  # stable: load order
+        diagnostics = load.diagnostics()
+        ok = (
+            load.invalid_file_count == 0
+            and not duplicates
+            and not broken
+            and load.skipped_symlink_count == 0
+            and not load.truncated
+        )
+        return {
+            "schemaVersion": "ecc.memory.doctor.v1",
+            "ok": ok,
+            "memoryCount": len(entries),
+            "invalidFiles": load.invalid_files,
+            "invalidFileCount": load.invalid_file_count,
+            "duplicateIds": duplicates[:MAX_DIAGNOSTICS],
+            "duplicateIdCount": len(duplicates),
+            "brokenLinks": broken[:MAX_DIAGNOSTICS],
+            "brokenLinkCount": len(broken),
+            "skippedSymlinks": load.skipped_symlinks,
+            "skippedSymlinkCount": load.skipped_symlink_count,
+            "scannedBytes": load.scanned_bytes,
+            "truncated": load.truncated,
+            "diagnosticsTruncated": diagnostics["diagnosticsTruncated"]
+            or len(duplicates) > MAX_DIAGNOSTICS
+            or len(broken) > MAX_DIAGNOSTICS,
+        }
+    finally:
+        load.close()

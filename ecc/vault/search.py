@@ -1,0 +1,247 @@
+"""``search``: the checks of a query, the reference's lexical score and the results' excerpts.
+
+Each scope's best rows come from its ranking segment (``ecc.vault.ranking``) merged with the
+rows indexed since, which one SQL expression scores; a query the segment cannot answer, or an
+index held only in memory, is scored by that expression alone. Both scorers read the weights
+table in ``ecc.vault.ranking``, so they give the same scores.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+
+from ecc.vault import ranking
+from ecc.vault.format import (
+    JS_WHITESPACE,
+    MEMORY_KINDS,
+    MEMORY_TRUST_STATES,
+    MemoryFormatError,
+    as_enum,
+    as_slug,
+    js_trim,
+    utf16_length,
+)
+from ecc.vault.index import ScopeIndex
+from ecc.vault.loading import ScopeLoad, validate_scopes, visibility_clause
+from ecc.vault.ranking import WORD_RUN
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing on the hot path
+if TYPE_CHECKING:
+    from typing import Any
+
+    from ecc.vault.service import VaultService
+
+MAX_RESULTS = 100
+DEFAULT_LIMIT = 20
+MAX_QUERY_CHARS = 500
+EXCERPT_CHARS = 240
+
+_WHITESPACE_RUN = re.compile(f"[{JS_WHITESPACE}]+")
+
+
+def tokenize(text: str) -> list[str]:
+    """Lower-cased maximal runs of Unicode letters, numbers, ``_`` and ``-``."""
+    return WORD_RUN.findall(text.lower())
+
+
+def _collapse(text: str) -> str:
+    return js_trim(_WHITESPACE_RUN.sub(" ", text))
+
+
+def make_excerpt(body: str, query: str) -> str:
+    """Up to 240 UTF-16 units of the collapsed body around the first query token."""
+    text = _collapse(body)
+    if utf16_length(text) <= EXCERPT_CHARS:
+        return text
+    lowered = text.lower()
+    positions = [lowered.find(token) for token in tokenize(js_trim(query))]
+    positions = [position for position in positions if position >= 0]
+    index16 = utf16_length(lowered[: min(positions)]) if positions else 0
+    start = max(0, index16 - 60)
+    units = text.encode("utf-16-le")
+    total = len(units) // 2
+    end = min(total, start + EXCERPT_CHARS)
+    piece = units[start * 2 : end * 2].decode("utf-16-le", "ignore")  # never split a pair
+    return ("…" if start > 0 else "") + piece + ("…" if start + EXCERPT_CHARS < total else "")
+
+
+def normalize_limit(limit: Any) -> int:
+    """The number of results asked for: the default when unusable, clamped to 1..100."""
+    if limit is None or isinstance(limit, bool):
+        return DEFAULT_LIMIT
+    try:
+        value = int(limit)
+    except (TypeError, ValueError, OverflowError):
+        return DEFAULT_LIMIT
+    if value == 0:
+        return DEFAULT_LIMIT
+    return max(1, min(MAX_RESULTS, value))
+
+
+def validate_query(query: Any) -> str:
+    """The trimmed query; too long or holding control/bidi characters is an error."""
+    text = js_trim(query) if isinstance(query, str) else ""
+    if utf16_length(text) > MAX_QUERY_CHARS:
+        raise MemoryFormatError(
+            f"memory search query is too long (maximum {MAX_QUERY_CHARS} characters)."
+        )
+    if any(
+        ord(ch) <= 0x1F
+        or 0x7F <= ord(ch) <= 0x9F
+        or 0x202A <= ord(ch) <= 0x202E
+        or 0x2066 <= ord(ch) <= 0x2069
+        or 0xD800 <= ord(ch) <= 0xDFFF
+        for ch in text
+    ):
+        raise MemoryFormatError("memory search query must not contain control characters.")
+    return text
+
+
+def _rank_order(rows: list[Any]) -> None:
+    """Sort ``(score, summary, updated_at, id_key, ...)`` rows: best score, newer, then ID."""
+    rows.sort(key=lambda row: row[3])  # id key ascending
+    rows.sort(key=lambda row: row[2], reverse=True)  # newer first
+    rows.sort(key=lambda row: row[0], reverse=True)  # best score first
+
+
+def search_memories(
+    service: VaultService,
+    query: Any,
+    *,
+    scopes: Any,
+    kinds: Any,
+    trust: Any,
+    target_harness: Any,
+    limit: Any,
+) -> dict[str, Any]:
+    """``VaultService.search``: every argument checked before the scopes are loaded."""
+    text = validate_query(query)
+    kind_list = None
+    if kinds is not None:
+        if isinstance(kinds, str):
+            kinds = [kinds]
+        from ecc.vault.format import as_array
+
+        kind_list = as_array(
+            list(kinds) if isinstance(kinds, tuple) else kinds,
+            "kinds",
+            len(MEMORY_KINDS),
+            lambda entry: as_enum(entry, "memory kind", MEMORY_KINDS),
+        )
+    if trust is not None:
+        as_enum(trust, "memory trust", MEMORY_TRUST_STATES)  # the only state: no filter
+    harness = as_slug(target_harness, "target harness") if target_harness is not None else None
+    count = normalize_limit(limit)
+    requested = validate_scopes(scopes)
+    load = service.load(requested)
+    try:
+        candidates: list[tuple[int, str, str, str, str, ScopeLoad]] = []
+        for scope_load in load.scopes:
+            for row in _rank(scope_load.index, text, kind_list, harness, count):
+                candidates.append((*row, scope_load))
+        _rank_order(candidates)
+        results = []
+        for score, summary_json, _updated, _key, rel, scope_load in candidates[:count]:
+            body = scope_load.index.query(
+                "SELECT body FROM bodies JOIN docs USING(docid) WHERE rel = ?", (rel,)
+            )[0][0]
+            results.append(
+                {
+                    "memory": json.loads(summary_json),
+                    "score": score,
+                    "excerpt": make_excerpt(body, text),
+                }
+            )
+        return {
+            "schemaVersion": "ecc.memory.search.v1",
+            "query": query if isinstance(query, str) else "",
+            "results": results,
+            "diagnostics": load.diagnostics(),
+        }
+    finally:
+        load.close()
+
+
+def _rank(
+    index: ScopeIndex,
+    text: str,
+    kinds: list[str] | None,
+    harness: str | None,
+    limit: int,
+) -> list[tuple[Any, ...]]:
+    """The scope's best rows: the segment's (rebuilt when stale) merged with the delta's."""
+    lowered = text.lower()
+    tokens = list(dict.fromkeys(tokenize(lowered)))
+    if not index.persistent or not tokens or not all(t in lowered for t in tokens):
+        return _score(index, text, kinds, harness, limit)
+    _, size, delta = ranking.segment_state(index)
+    if ranking.needs_build(size, delta):
+        try:
+            ranking.build_segment(index)
+        except sqlite3.Error:
+            return _score(index, text, kinds, harness, limit)
+    segment = ranking.Segment(index)
+    best = segment.top(lowered, tokens, kinds, harness, limit)
+    rows = _score(index, text, kinds, harness, limit, after=segment.last)
+    if best:
+        scores = dict((docid, score) for score, docid in best)
+        marks = ",".join("?" for _ in scores)
+        for docid, summary_json, updated_at, id_key, rel in index.query(
+            f"SELECT docid, summary, updated_at, id_key, rel FROM docs WHERE docid IN ({marks})",
+            list(scores),
+        ):
+            rows.append((scores[docid], summary_json, updated_at, id_key, rel))
+    _rank_order(rows)
+    return rows[:limit]
+
+
+def _score(
+    index: ScopeIndex,
+    text: str,
+    kinds: list[str] | None,
+    harness: str | None,
+    limit: int,
+    *,
+    after: int = 0,
+) -> list[tuple[Any, ...]]:
+    """Score rows above docid ``after`` with one SQL expression (the delta, or everything)."""
+    params: dict[str, Any] = {"limit": limit, "after": after}
+    where = "docid > :after AND code IS NULL AND status = 'active'"
+    where += visibility_clause(harness, params)
+    if kinds is not None:
+        names = []
+        for number, kind in enumerate(kinds):
+            params[f"k{number}"] = kind
+            names.append(f":k{number}")
+        where += f" AND kind IN ({','.join(names)})"
+    if not text:
+        score = "0"
+    else:
+        lowered = text.lower()
+        params["q"] = lowered
+        parts = [
+            "(CASE WHEN instr(title_l, :q) > 0 THEN 20 "
+            "WHEN instr(body_l, :q) > 0 THEN 5 ELSE 0 END)"
+        ]
+        for number, token in enumerate(dict.fromkeys(tokenize(lowered))):
+            t = f":t{number}"
+            params[f"t{number}"] = token
+            params[f"d{number}"] = f"\n{token}\n"
+            parts.append(
+                f"(CASE WHEN instr(title_l, {t}) > 0 THEN 8 ELSE 0 END)"
+                f" + (CASE WHEN instr(tags_d, :d{number}) > 0 THEN 6 ELSE 0 END)"
+                f" + (CASE WHEN instr(meta_l, {t}) > 0 THEN 3 ELSE 0 END)"
+                f" + (CASE WHEN instr(body_l, {t}) = 0 THEN 0 ELSE min(5, "
+                f"(body_len - length(replace(body_l, {t}, ''))) / length({t})) END)"
+            )
+        score = " + ".join(parts)
+    having = " WHERE score > 0" if text else ""
+    sql = (
+        f"SELECT score, summary, updated_at, id_key, rel FROM ("
+        f"SELECT ({score}) AS score, summary, updated_at, id_key, rel"
+        f" FROM docs JOIN bodies USING(docid) WHERE {where})"
+        f"{having} ORDER BY score DESC, updated_at DESC, id_key ASC LIMIT :limit"
+    )
+    return index.query(sql, params)
