@@ -1,7 +1,9 @@
 """Search scoring from a columnar *segment* of the index: the reference's score, exactly, without
 reading every body on every search.
 
-For a lower-cased query ``q`` with unique tokens ``T`` a document scores (docs/memory.md)::
+For a lower-cased query ``q`` with unique tokens ``T`` a document scores (docs/memory.md; the
+numbers are the weights table below, which the plain SQL expression in ``ecc.vault.search`` uses
+too)::
 
     20 if q is in the title, else 5 if q is in the body
     + for each t in T: 8 if t is in the title, 6 if t is a tag, 3 if t is in the kind/scope/
@@ -39,6 +41,15 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing on the h
 if TYPE_CHECKING:
     from typing import Any
 
+# The reference's lexical weights: the one table both scorers (this segment and the SQL expression
+# of ecc.vault.search) read, so the two cannot drift apart.
+PHRASE_IN_TITLE = 20  # the whole query in the title
+PHRASE_IN_BODY = 5  # the whole query in the body (only when not in the title)
+TOKEN_IN_TITLE = 8
+TOKEN_IS_TAG = 6
+TOKEN_IN_META = 3  # in the kind/scope/harness line
+BODY_CAP = 5  # a token's occurrences in the body count up to this many
+
 # Exactly the tokenizer's character classes (tests/vault/test_ranking.py checks every code point).
 WORD_RUN = re.compile(r"[\w-]+")
 
@@ -48,7 +59,7 @@ MIN_DELTA = 256
 
 KIND_CODES = {kind: number + 1 for number, kind in enumerate(MEMORY_KINDS)}
 _ORDER = sys.byteorder
-_CAP5 = bytes(min(5, value) for value in range(256))
+_CAP = bytes(min(BODY_CAP, value) for value in range(256))
 _PRESENT = bytes([0]) + bytes([1]) * 255
 _CHUNK = 900  # bound parameters per statement
 
@@ -62,12 +73,14 @@ def _weight(weight: int) -> bytes:
     return bytes([0]) + bytes([weight]) * 255
 
 
-# presence (0/1) to the points of a field: title 8, tag 6, kind/scope/harness line 3; 255 = mask
-_TITLE, _TAG, _META, _MASK = (_weight(points) for points in (8, 6, 3, 255))
+# presence (0/1) to the points of a field (title, tag, kind/scope/harness line); 255 = mask
+_TITLE, _TAG, _META, _MASK = (
+    _weight(points) for points in (TOKEN_IN_TITLE, TOKEN_IS_TAG, TOKEN_IN_META, 255)
+)
 
 
 def _times_capped(factor: int) -> bytes:
-    return bytes(min(5, value * factor) for value in range(256))
+    return bytes(min(BODY_CAP, value * factor) for value in range(256))
 
 
 def segment_state(index: ScopeIndex) -> tuple[int, int, int]:
@@ -217,7 +230,7 @@ class Segment:
         return bytes(hits)
 
     def _body(self, token: str) -> bytes:
-        """One byte a document: min(5, occurrences of ``token`` in the body)."""
+        """One byte a document: min(BODY_CAP, occurrences of ``token`` in the body)."""
         words = _containing(self.vocab["b"], token)
         factors = {f"b:{word}": word.count(token) for word in words}
         sparse = bytearray(self.size)
@@ -226,21 +239,21 @@ class Segment:
         for key, slots, vals in self._postings(list(factors)):
             factor = factors[key]
             if slots is None:
-                table = _CAP5 if factor == 1 else _times_capped(factor)
+                table = _CAP if factor == 1 else _times_capped(factor)
                 dense += int.from_bytes(vals.translate(table), _ORDER)
                 added += 1
-                if added % 40 == 0:  # lanes hold at most 40 x 5 + 5 before capping
+                if added % 40 == 0:  # lanes reach 40 x BODY_CAP + BODY_CAP at most: < 256
                     dense = int.from_bytes(
-                        dense.to_bytes(self.size, _ORDER).translate(_CAP5), _ORDER
+                        dense.to_bytes(self.size, _ORDER).translate(_CAP), _ORDER
                     )
             else:
                 for slot, value in zip(array("I", slots), vals, strict=True):
                     total = sparse[slot] + value * factor
-                    sparse[slot] = total if total < 5 else 5
+                    sparse[slot] = total if total < BODY_CAP else BODY_CAP
         if not dense:
             return bytes(sparse)
         total = int.from_bytes(sparse, _ORDER) + dense
-        return total.to_bytes(self.size, _ORDER).translate(_CAP5)
+        return total.to_bytes(self.size, _ORDER).translate(_CAP)
 
     def _widen(self, lanes: bytes) -> int:
         """8-bit lanes to 16-bit lanes (as a big integer in native order)."""
@@ -313,11 +326,11 @@ class Segment:
             for docid in self._docids_where(slots, "docs", "instr(title_l, ?) > 0", lowered):
                 slot = bisect.bisect_left(self.docids, docid)
                 phrase_in_title.add(slot)
-                scores[slot] += 20
+                scores[slot] += PHRASE_IN_TITLE
 
         ranked = sorted(scores, reverse=True)
         floor = ranked[limit - 1] if len(ranked) >= limit else 0
-        threshold = max(1, floor - 5)
+        threshold = max(1, floor - PHRASE_IN_BODY)  # the body phrase bonus is still to come
         candidates = list(compress(range(size), map(threshold.__le__, scores)))
         bonus = [slot for slot in candidates if slot not in phrase_in_title]
         if len(tokens) == 1 and lowered == tokens[0] and body_of_single is not None:
@@ -326,7 +339,7 @@ class Segment:
             docids = self._docids_where(bonus, "bodies", "instr(body_l, ?) > 0", lowered)
             body_hits = [bisect.bisect_left(self.docids, docid) for docid in docids]
         for slot in body_hits:
-            scores[slot] += 5
+            scores[slot] += PHRASE_IN_BODY
         best = sorted(candidates, key=lambda slot: (-scores[slot], self.rank[slot]))[:limit]
         return [(scores[slot], self.docids[slot]) for slot in best]
 

@@ -25,7 +25,15 @@ from ecc.vault.format import (
 )
 from ecc.vault.index import ScopeIndex
 from ecc.vault.loading import ScopeLoad, validate_scopes, visibility_clause
-from ecc.vault.ranking import WORD_RUN
+from ecc.vault.ranking import (
+    BODY_CAP,
+    PHRASE_IN_BODY,
+    PHRASE_IN_TITLE,
+    TOKEN_IN_META,
+    TOKEN_IN_TITLE,
+    TOKEN_IS_TAG,
+    WORD_RUN,
+)
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing on the hot path
 if TYPE_CHECKING:
@@ -222,18 +230,18 @@ def _score(
         lowered = text.lower()
         params["q"] = lowered
         parts = [
-            "(CASE WHEN instr(title_l, :q) > 0 THEN 20 "
-            "WHEN instr(body_l, :q) > 0 THEN 5 ELSE 0 END)"
+            f"(CASE WHEN instr(title_l, :q) > 0 THEN {PHRASE_IN_TITLE} "
+            f"WHEN instr(body_l, :q) > 0 THEN {PHRASE_IN_BODY} ELSE 0 END)"
         ]
         for number, token in enumerate(dict.fromkeys(tokenize(lowered))):
             t = f":t{number}"
             params[f"t{number}"] = token
             params[f"d{number}"] = f"\n{token}\n"
             parts.append(
-                f"(CASE WHEN instr(title_l, {t}) > 0 THEN 8 ELSE 0 END)"
-                f" + (CASE WHEN instr(tags_d, :d{number}) > 0 THEN 6 ELSE 0 END)"
-                f" + (CASE WHEN instr(meta_l, {t}) > 0 THEN 3 ELSE 0 END)"
-                f" + (CASE WHEN instr(body_l, {t}) = 0 THEN 0 ELSE min(5, "
+                f"(CASE WHEN instr(title_l, {t}) > 0 THEN {TOKEN_IN_TITLE} ELSE 0 END)"
+                f" + (CASE WHEN instr(tags_d, :d{number}) > 0 THEN {TOKEN_IS_TAG} ELSE 0 END)"
+                f" + (CASE WHEN instr(meta_l, {t}) > 0 THEN {TOKEN_IN_META} ELSE 0 END)"
+                f" + (CASE WHEN instr(body_l, {t}) = 0 THEN 0 ELSE min({BODY_CAP}, "
                 f"(body_len - length(replace(body_l, {t}, ''))) / length({t})) END)"
             )
         score = " + ".join(parts)
