@@ -35,7 +35,7 @@ def main() -> int:
     from ecc.runtime.config import model as ecc_config
     from ecc.sessions import manager
     from ecc.store.models import TERMINAL
-    from ecc.store.sqlite import Store
+    from ecc.store.open import open_store
     from tests.distributed.conftest import Pool, kill_sessions, wait_ready
     from tests.servers import PostgresServer, RedisServer
 
@@ -68,7 +68,7 @@ def main() -> int:
         config_file.write_text(tomli_w.dumps(pool.client_config()))
         ecc_config.reset()
         config = ecc_config.get_config()
-        store = Store(url)
+        store = open_store(url)
         work = scratch / "work"
         work.mkdir()
 

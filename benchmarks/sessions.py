@@ -66,9 +66,9 @@ def main() -> None:
         )
         work = root / "work"
         work.mkdir()
-        from ecc.store.sqlite import Store
+        from ecc.store.sqlite import SqliteStore
 
-        store = Store(root / "state" / "ecc.db")
+        store = SqliteStore(root / "state" / "ecc.db")
 
         # 1. ecc run -d latency
         ecc("run", "-d", "--no-worktree", "true", cwd=work)  # warm caches (stevedore, pyc)

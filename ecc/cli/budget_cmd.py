@@ -29,7 +29,7 @@ def budget_command(show_all: bool, as_json: bool) -> None:
     """
     from ecc.observability.budgets import report
     from ecc.runtime.config.model import get_config
-    from ecc.store.sqlite import open_store
+    from ecc.store.open import open_store
 
     config = get_config()
     store = open_store(config=config)

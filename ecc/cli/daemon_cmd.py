@@ -27,7 +27,7 @@ def daemon_command(once: bool, interval: float | None, as_json: bool) -> None:
     from ecc.runtime import paths
     from ecc.runtime.config.model import get_config
     from ecc.sessions.daemon import Daemon
-    from ecc.store.sqlite import open_store
+    from ecc.store.open import open_store
 
     config = get_config()
     logs = paths.ensure_private_dir(paths.state_dir() / "logs")

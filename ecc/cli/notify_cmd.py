@@ -47,7 +47,7 @@ def test_command(notifier: str | None, as_json: bool) -> None:
 @json_option
 def history_command(limit: int, as_json: bool) -> None:
     """The most recent notifications and what each notifier did with them."""
-    from ecc.store.sqlite import open_store
+    from ecc.store.open import open_store
 
     store = open_store()
     try:

@@ -15,7 +15,7 @@ remote_option = click.option(
 
 def _open() -> tuple[Any, Any]:
     from ecc.runtime.config.model import get_config
-    from ecc.store.sqlite import open_store
+    from ecc.store.open import open_store
 
     config = get_config()
     return open_store(config=config), config

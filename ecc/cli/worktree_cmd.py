@@ -12,7 +12,7 @@ from ecc.cli.output import emit_json, json_option, say
 
 def _open() -> tuple[Any, Any]:
     from ecc.runtime.config.model import get_config
-    from ecc.store.sqlite import open_store
+    from ecc.store.open import open_store
 
     config = get_config()
     return open_store(config=config), config

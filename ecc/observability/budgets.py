@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ecc.store.sqlite import Store
+    from ecc.store.base import Store
 
 LEVELS = ("unconfigured", "normal", "advisory", "warning", "critical", "over_budget")
 

@@ -186,9 +186,9 @@ def _deliver(
 
 def _record(notification: Notification, config: Any, outcome: dict[str, str]) -> None:
     try:
-        from ecc.store.sqlite import Store, resolve_url
+        from ecc.store.open import open_store
 
-        store = Store(resolve_url(config.store.url))
+        store = open_store(config=config)
         try:
             store.record_notification(
                 event=notification.event,

@@ -282,9 +282,9 @@ def _record(decision: Any, config: Any) -> None:
     """Store the call with its score and the decision the harness was given; never raises."""
     call = decision.event.call
     try:
-        from ecc.store.sqlite import Store, resolve_url
+        from ecc.store.open import open_store
 
-        store = Store(resolve_url(config.store.url))
+        store = open_store(config=config)
         try:
             store.record_tool_call(
                 session_id=os.environ.get("ECC_SESSION_ID") or None,

@@ -43,7 +43,7 @@ from ecc.remote.tokens import TokenSet, parse_authorization
 
 if TYPE_CHECKING:
     from ecc.runtime.config.model import Config
-    from ecc.store.sqlite import Store
+    from ecc.store.base import Store
 
 log = logging.getLogger("ecc.remote")
 
@@ -273,7 +273,7 @@ class StorePool:
     def get(self) -> Store:
         store = getattr(self.local, "store", None)
         if store is None:
-            from ecc.store.sqlite import open_store
+            from ecc.store.open import open_store
 
             store = open_store(config=self.config)
             self.local.store = store

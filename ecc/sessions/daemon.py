@@ -27,8 +27,8 @@ from typing import TYPE_CHECKING, Any
 
 from ecc.sessions import procs
 from ecc.sessions.executor import get_executor
+from ecc.store.base import Store
 from ecc.store.models import TERMINAL, State, age_seconds
-from ecc.store.sqlite import Store
 
 if TYPE_CHECKING:
     from ecc.runtime.config.model import Config

@@ -16,11 +16,12 @@ from typing import TYPE_CHECKING, Any
 from ecc.contract.errors import EccError
 from ecc.sessions import procs
 from ecc.sessions.executor import get_executor
+from ecc.store.base import IdCollision
 from ecc.store.models import ACTIVE, TERMINAL, Session, State
-from ecc.store.sqlite import IdCollision, Store
 
 if TYPE_CHECKING:
     from ecc.runtime.config.model import Config
+    from ecc.store.base import Store
 
 ID_BYTES = 6  # 12 hex digits; any unique prefix of 4+ digits addresses a session
 MIN_PREFIX = 4

@@ -27,8 +27,9 @@ from typing import TYPE_CHECKING, Any
 
 from ecc.contract.errors import EccError
 from ecc.sessions import procs
+from ecc.store.base import Store
 from ecc.store.models import TERMINAL, InvalidTransition, Session, State, iso_from_epoch
-from ecc.store.sqlite import Store, open_store
+from ecc.store.open import open_store
 
 if TYPE_CHECKING:
     from collections.abc import Callable

@@ -36,8 +36,8 @@ from ecc.tui.screens import ConfirmScreen, NewSessionScreen, PromptScreen
 
 if TYPE_CHECKING:
     from ecc.runtime.config.model import Config
+    from ecc.store.base import Store
     from ecc.store.models import Session
-    from ecc.store.sqlite import Store
 
 TABS = ("output", "tools", "diff", "memory", "details")
 TOOL_COLUMNS = ("Time", "Tool", "Score", "Action", "Decision", "Input")
@@ -103,7 +103,7 @@ class DashboardApp(App[None]):
             from ecc.runtime.config.model import get_config
 
             config = get_config()
-        from ecc.store.sqlite import open_store
+        from ecc.store.open import open_store
 
         self.config = config
         self.store: Store = open_store(config=config)
@@ -368,7 +368,7 @@ class DashboardApp(App[None]):
         """Run ``work`` with its own store connection in a thread; report what it returns."""
 
         def run() -> None:
-            from ecc.store.sqlite import open_store
+            from ecc.store.open import open_store
 
             try:
                 store = open_store(config=self.config)

@@ -33,8 +33,8 @@ from ecc.store.models import State, iso, parse_iso
 
 if TYPE_CHECKING:
     from ecc.runtime.config.model import Config
+    from ecc.store.base import Store
     from ecc.store.models import Session
-    from ecc.store.sqlite import Store
 
 WATERMARK_MARGIN_SECS = 15.0  # > the store's busy timeout: a row stamped before a lock wait
 OUTPUT_CAPACITY = 2000  # lines kept in the output pane

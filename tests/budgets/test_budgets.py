@@ -10,8 +10,9 @@ import pytest
 
 from ecc.observability import budgets
 from ecc.runtime.config.model import Config
+from ecc.store.base import Store
 from ecc.store.models import State
-from ecc.store.sqlite import Store, default_path
+from ecc.store.open import default_path, open_store
 from tests.conftest import run_ecc
 
 DEFAULT = Config().budget_alert_thresholds
@@ -19,7 +20,7 @@ DEFAULT = Config().budget_alert_thresholds
 
 @pytest.fixture
 def store() -> Iterator[Store]:
-    with Store(default_path()) as opened:
+    with open_store(default_path()) as opened:
         yield opened
 
 

@@ -26,7 +26,8 @@ import tomli_w
 from ecc.runtime.config import model as ecc_config
 from ecc.sessions import executor as ecc_executor
 from ecc.sessions import procs
-from ecc.store.sqlite import Store
+from ecc.store.base import Store
+from ecc.store.open import open_store
 from tests.servers import PostgresServer, RedisServer
 
 LEASE = 3.0
@@ -148,7 +149,7 @@ def wait_ready(pool: Pool, workers: list[Worker], timeout: float = 60.0) -> None
 
 
 def kill_sessions(store_url: str) -> None:
-    store = Store(store_url)
+    store = open_store(store_url)
     try:
         rows = store._rows("SELECT harness_pgid FROM sessions WHERE harness_pgid IS NOT NULL")
     finally:
@@ -206,6 +207,6 @@ def write_client_config(pool: Pool, **extra: Any) -> None:
 
 @pytest.fixture
 def store(pool: Pool) -> Iterator[Store]:
-    opened = Store(pool.store_url)
+    opened = open_store(pool.store_url)
     yield opened
     opened.close()

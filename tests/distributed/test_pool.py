@@ -10,8 +10,8 @@ from pathlib import Path
 
 from ecc.runtime.config.model import get_config
 from ecc.sessions import manager, procs
+from ecc.store.base import Store
 from ecc.store.models import Session
-from ecc.store.sqlite import Store
 from tests.conftest import git, run_ecc
 from tests.distributed.conftest import Pool, wait_ready, write_client_config
 from tests.sessions.conftest import wait_state, wait_until

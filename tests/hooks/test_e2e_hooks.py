@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from ecc.store.sqlite import Store, default_path
+from ecc.store.open import default_path, open_store
 
 E2E = Path(__file__).resolve().parents[1] / "e2e"
 sys.path.insert(0, str(E2E))
@@ -90,7 +90,7 @@ def run_with_hook(
 
 
 def calls() -> list[dict]:
-    with Store(default_path()) as store:
+    with open_store(default_path()) as store:
         return store.list_tool_calls()
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from ecc.store.models import State
-from ecc.store.sqlite import Store, default_path
+from ecc.store.open import default_path, open_store
 from tests.conftest import ECC, run_ecc
 
 ENFORCE = {"ECC__RISK__ENFORCE": "true"}
@@ -76,12 +76,12 @@ def hook(harness: str, payload: object, env: dict[str, str] | None = None, *extr
 
 
 def rows(session_id: str | None = None) -> list[dict]:
-    with Store(default_path()) as store:
+    with open_store(default_path()) as store:
         return store.list_tool_calls(session_id)
 
 
 def make_session(session_id: str = "s1") -> str:
-    with Store(default_path()) as store:
+    with open_store(default_path()) as store:
         store.insert_session(
             session_id,
             task="t",

@@ -14,7 +14,7 @@ import pytest
 
 from ecc.observability import toolhook
 from ecc.runtime.plugins import loader as plugins
-from ecc.store.sqlite import Store, default_path
+from ecc.store.open import default_path, open_store
 
 MODULE = "ecc_test_acme_hooks"
 
@@ -89,7 +89,7 @@ def verdict(response) -> dict:  # type: ignore[no-untyped-def]
 
 
 def recorded() -> list[dict]:
-    with Store(default_path()) as store:
+    with open_store(default_path()) as store:
         return store.list_tool_calls()
 
 

@@ -17,7 +17,7 @@ from ecc.contract.types import Notification
 from ecc.observability import notify
 from ecc.runtime.config.model import Config
 from ecc.runtime.plugins import loader as plugins
-from ecc.store.sqlite import Store, default_path
+from ecc.store.open import default_path, open_store
 from ecc_plugins import desktop_notifier
 from tests.conftest import run_ecc
 
@@ -50,7 +50,7 @@ def with_plugins(cfg: Config, **extra: object) -> None:
 
 
 def recorded() -> list[dict]:
-    with Store(default_path()) as store:
+    with open_store(default_path()) as store:
         return store.list_notifications()
 
 

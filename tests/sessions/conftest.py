@@ -19,7 +19,8 @@ from typing import Any
 import pytest
 
 from ecc.runtime.config import model as ecc_config
-from ecc.store.sqlite import Store
+from ecc.store.base import Store
+from ecc.store.open import open_store
 from tests.conftest import run_ecc
 from tests.servers import PostgresServer
 
@@ -47,7 +48,7 @@ def write_config(home: Path, **values: Any) -> None:
 
 
 def store_target() -> Path | str:
-    """What ``Store()`` opens for this test: the SQLite file or the PostgreSQL URL."""
+    """What ``open_store()`` opens for this test: the SQLite file or the PostgreSQL URL."""
     return _store_url["url"] or Path(os.environ["ECC_STATE_DIR"]) / "ecc.db"
 
 
@@ -78,7 +79,7 @@ def _kill_everything() -> None:
     target = store_target()
     if isinstance(target, Path) and not target.exists():
         return
-    store = Store(target)
+    store = open_store(target)
     try:
         rows = store._rows("SELECT runner_pid, harness_pgid FROM sessions")
     finally:
@@ -92,7 +93,7 @@ def _kill_everything() -> None:
 
 @pytest.fixture
 def store() -> Iterator[Store]:
-    opened = Store(store_target())
+    opened = open_store(store_target())
     yield opened
     opened.close()
 

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from ecc.store.base import Store
 from ecc.store.models import State
-from ecc.store.sqlite import Store
 from tests.conftest import git, run_ecc
 from tests.sessions.conftest import start, wait_state
 

@@ -13,8 +13,8 @@ from ecc.runtime.config.model import get_config
 from ecc.sessions import procs
 from ecc.sessions.daemon import reap_expired
 from ecc.sessions.executor import get_executor
+from ecc.store.base import Store
 from ecc.store.models import State, iso_from_epoch
-from ecc.store.sqlite import Store
 from tests.conftest import run_ecc
 from tests.sessions.conftest import start, wait_state, wait_until, write_config
 

@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 from ecc.sessions import procs
-from ecc.store.sqlite import Store
+from ecc.store.base import Store
 from tests.conftest import ECC, git, run_ecc
 from tests.sessions.conftest import start, wait_state, wait_until, write_config
 

@@ -9,8 +9,9 @@ from typing import Any
 
 from ecc.contract.types import OutputEvent
 from ecc.sessions.runner import MAX_LINE_BYTES, Reader, apply_output_event, owning_parser
+from ecc.store.base import Store
 from ecc.store.models import State
-from ecc.store.sqlite import Store
+from ecc.store.sqlite import SqliteStore
 
 
 class _Impl:
@@ -84,7 +85,7 @@ def test_parser_owner_is_the_one_that_does_not_return_none() -> None:
 
 
 def test_output_events_land_in_the_store(tmp_path: Path) -> None:
-    store = Store(tmp_path / "ecc.db")
+    store = SqliteStore(tmp_path / "ecc.db")
     session = store.insert_session(
         "s1",
         task="t",

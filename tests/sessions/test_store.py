@@ -8,9 +8,12 @@ from pathlib import Path
 import pytest
 
 from ecc.contract.errors import EccError
-from ecc.store import sqlite as store_module
+from ecc.store.base import Store, StoreError
 from ecc.store.models import TRANSITIONS, InvalidTransition, State, check_transition
-from ecc.store.sqlite import SCHEMA_VERSION, Store, StoreError, resolve_url
+from ecc.store.open import open_store, resolve_url
+from ecc.store.postgres import PostgresStore
+from ecc.store.schema import SCHEMA_VERSION
+from ecc.store.sqlite import SqliteStore
 
 
 def _new(store: Store, sid: str = "s1", **fields: object) -> None:
@@ -28,7 +31,7 @@ def _new(store: Store, sid: str = "s1", **fields: object) -> None:
 
 def test_wal_and_user_version(tmp_path: Path) -> None:
     db = tmp_path / "x" / "ecc.db"
-    Store(db).close()
+    SqliteStore(db).close()
     raw = sqlite3.connect(db)
     assert raw.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     assert raw.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
@@ -37,14 +40,14 @@ def test_wal_and_user_version(tmp_path: Path) -> None:
     raw.commit()
     raw.close()
     with pytest.raises(StoreError, match="newer"):
-        Store(db)
+        SqliteStore(db)
 
 
 def test_reopen_performs_no_writes(tmp_path: Path) -> None:
     db = tmp_path / "ecc.db"
-    Store(db).close()
+    SqliteStore(db).close()
     before = db.read_bytes()
-    reopened = Store(db)
+    reopened = SqliteStore(db)
     assert not (tmp_path / "ecc.db-wal").exists() or not (tmp_path / "ecc.db-wal").stat().st_size
     reopened.close()
     assert db.read_bytes() == before
@@ -103,20 +106,28 @@ def test_prefix_lookup_escapes_like_wildcards(store: Store) -> None:
 
 def test_tool_calls_notifications_usage(store: Store) -> None:
     _new(store)
-    first = store_module.record_tool_call(
-        "s1", "shell", "Bash", {"command": "ls"}, 0.4, "review", ["shell"], store=store
+    first = store.record_tool_call(
+        session_id="s1",
+        harness="shell",
+        tool="Bash",
+        input={"command": "ls"},
+        score=0.4,
+        action="review",
+        reasons=["shell"],
     )
-    store_module.record_tool_call("ghost", "shell", "Read", "x", store=store)
-    calls = store_module.list_tool_calls("s1", store=store)
+    store.record_tool_call(session_id="ghost", harness="shell", tool="Read", input="x")
+    calls = store.list_tool_calls("s1")
     assert [c["id"] for c in calls] == [first]
     assert calls[0]["reasons"] == ["shell"] and calls[0]["score"] == 0.4
     assert store.list_tool_calls(None)[1]["session_id"] is None  # unknown id -> unattached
-    assert store_module.add_usage("s1", 10, 5, 0.25, store=store)
-    assert store_module.add_usage("s1", 1, 1, 0.5, store=store)
-    assert not store_module.add_usage("nope", 1, 1, 1.0, store=store)
+    assert store.add_usage("s1", 10, 5, 0.25)
+    assert store.add_usage("s1", 1, 1, 0.5)
+    assert not store.add_usage("nope", 1, 1, 1.0)
     session = store.get_session("s1")
     assert (session.input_tokens, session.output_tokens, session.cost_usd) == (11, 6, 0.75)  # type: ignore[union-attr]
-    nid = store_module.record_notification("session_failed", "s1", "t", "b", {"k": 1}, store=store)
+    nid = store.record_notification(
+        event="session_failed", session_id="s1", title="t", body="b", data={"k": 1}
+    )
     assert store.list_notifications()[-1]["id"] == nid
 
 
@@ -155,3 +166,31 @@ def test_store_dialects_differ_only_in_plumbing(store: Store, store_kind: str) -
     other.heartbeat("s2")
     other.close()
     assert store.change_counter() != before
+
+
+def test_open_store_chooses_the_dialect_by_url(store: Store, store_kind: str, tmp_path: Path):
+    dialect = PostgresStore if store_kind == "postgresql" else SqliteStore
+    for again in (store.reopen(), open_store(store.url)):
+        assert type(again) is dialect
+        again.close()
+    assert type(store) is dialect
+    by_url = open_store(f"sqlite://{tmp_path}/named.db")
+    assert isinstance(by_url, SqliteStore) and by_url.path == tmp_path / "named.db"
+    by_url.close()
+
+
+def test_a_sqlite_store_never_imports_the_postgresql_dialect(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    probe = (
+        "import sys\n"
+        "from ecc.store.open import open_store\n"
+        "open_store(sys.argv[1]).close()\n"
+        "print([m for m in ('psycopg', 'ecc.store.postgres') if m in sys.modules])\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe, str(tmp_path / "ecc.db")], capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"

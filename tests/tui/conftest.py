@@ -13,8 +13,9 @@ import pytest
 
 from ecc.runtime.config.model import get_config
 from ecc.sessions import manager
+from ecc.store.base import Store
 from ecc.store.models import Session
-from ecc.store.sqlite import Store, open_store
+from ecc.store.open import open_store
 
 WAIT_SECS = 60.0  # a bound for a loaded machine, never an assertion on time
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ecc.runtime.config.model import get_config
 from ecc.store.models import State, now_iso
-from ecc.store.sqlite import open_store
+from ecc.store.open import open_store
 from ecc.tui import data
 
 

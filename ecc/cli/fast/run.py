@@ -52,7 +52,7 @@ def create_and_submit(
     """Create the session and hand it to its executor; returns (store, session, config)."""
     from ecc.runtime.config import view as fastconfig
     from ecc.sessions import manager, service
-    from ecc.store.sqlite import open_store
+    from ecc.store.open import open_store
 
     config = fastconfig.view()  # validated, cached: ``ecc run -d`` imports no pydantic
     store = open_store(config=config)

@@ -45,7 +45,7 @@ def worker_command(
     """
     from ecc.runtime.config.model import get_config
     from ecc.sessions.procs import hostname
-    from ecc.store.sqlite import open_store
+    from ecc.store.open import open_store
     from ecc_celery.app import make_app
     from ecc_celery.settings import CelerySettings
 

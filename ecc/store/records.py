@@ -1,0 +1,256 @@
+"""What sessions leave behind: output lines, events, usage, tool calls and notifications.
+
+A part of :class:`ecc.store.base.Store` (its plumbing runs these queries on either dialect); kept
+apart from the session lifecycle so each module has one job.
+"""
+
+from __future__ import annotations
+
+import json
+
+from ecc.store.models import now_iso
+
+TYPE_CHECKING = False  # typing stays unimported here: ``ecc hook`` records tool calls
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from typing import Any
+
+
+class Records:
+    """The queries of the ``output``, ``events``, ``tool_calls`` and ``notifications`` tables
+    and the usage totals of ``sessions``; mixed into :class:`ecc.store.base.Store`."""
+
+    if TYPE_CHECKING:  # the plumbing ecc.store.base.Store declares and a dialect provides
+
+        def transaction(self) -> Any: ...
+
+        def _rows(self, sql: str, params: Sequence[Any] = ()) -> list[dict[str, Any]]: ...
+
+        def _one(self, sql: str, params: Sequence[Any] = ()) -> dict[str, Any] | None: ...
+
+        def _exec(self, sql: str, params: Sequence[Any] = ()) -> int: ...
+
+        def _executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> None: ...
+
+    # -- output ----------------------------------------------------------------------------
+
+    def append_output(self, session_id: str, rows: Sequence[tuple[int, str, str, str]]) -> None:
+        """Insert captured lines ``(seq, stream, ts, line)`` in one transaction."""
+        if not rows:
+            return
+        with self.transaction():
+            self._executemany(
+                "INSERT INTO output (session_id, seq, stream, ts, line) VALUES (?, ?, ?, ?, ?)",
+                [(session_id, *row) for row in rows],
+            )
+
+    def max_seq(self, session_id: str) -> int:
+        row = self._one("SELECT MAX(seq) AS m FROM output WHERE session_id = ?", (session_id,))
+        return int(row["m"]) if row and row["m"] is not None else 0
+
+    def read_output(
+        self,
+        session_id: str,
+        *,
+        after_seq: int = 0,
+        stream: str | None = None,
+        limit: int | None = None,
+    ) -> list[dict[str, Any]]:
+        """Lines with ``seq > after_seq`` in order: dicts with seq, stream, ts, line."""
+        sql = "SELECT seq, stream, ts, line FROM output WHERE session_id = ? AND seq > ?"
+        params: list[Any] = [session_id, after_seq]
+        if stream:
+            sql += " AND stream = ?"
+            params.append(stream)
+        sql += " ORDER BY seq"
+        if limit is not None:
+            sql += " LIMIT ?"
+            params.append(limit)
+        return self._rows(sql, params)
+
+    def tail_output(
+        self, session_id: str, count: int, stream: str | None = None
+    ) -> list[dict[str, Any]]:
+        sql = "SELECT seq, stream, ts, line FROM output WHERE session_id = ?"
+        params: list[Any] = [session_id]
+        if stream:
+            sql += " AND stream = ?"
+            params.append(stream)
+        sql += " ORDER BY seq DESC LIMIT ?"
+        params.append(count)
+        return list(reversed(self._rows(sql, params)))
+
+    def count_output(self, session_id: str) -> int:
+        row = self._one("SELECT COUNT(*) AS n FROM output WHERE session_id = ?", (session_id,))
+        return int(row["n"]) if row else 0
+
+    # -- events ----------------------------------------------------------------------------
+
+    def _event(
+        self,
+        session_id: str,
+        kind: str,
+        from_state: str | None,
+        to_state: str | None,
+        reason: str,
+        data: dict[str, Any] | None,
+        now: str,
+    ) -> None:
+        self._exec(
+            "INSERT INTO events (session_id, kind, from_state, to_state, reason, data_json, "
+            "created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (
+                session_id,
+                kind,
+                from_state,
+                to_state,
+                reason,
+                json.dumps(data, default=str) if data else None,
+                now,
+            ),
+        )
+
+    def add_event(
+        self, session_id: str, kind: str, reason: str, data: dict[str, Any] | None = None
+    ) -> None:
+        """Record something that happened to a session without changing its state."""
+        self._event(session_id, kind, None, None, reason, data, now_iso())
+
+    def list_events(self, session_id: str) -> list[dict[str, Any]]:
+        rows = self._rows(
+            "SELECT kind, from_state, to_state, reason, data_json, created_at FROM events "
+            "WHERE session_id = ? ORDER BY id",
+            (session_id,),
+        )
+        for row in rows:
+            raw = row.pop("data_json")
+            row["data"] = json.loads(raw) if raw else None
+        return rows
+
+    # -- usage, tool calls and notifications (used by risk, hooks, notify and budgets) -----
+
+    def add_usage(
+        self, session_id: str, input_tokens: int = 0, output_tokens: int = 0, cost_usd: float = 0.0
+    ) -> bool:
+        """Add (never overwrite) token and cost use to a session's running totals."""
+        return (
+            self._exec(
+                "UPDATE sessions SET input_tokens = input_tokens + ?, "
+                "output_tokens = output_tokens + ?, cost_usd = cost_usd + ?, updated_at = ? "
+                "WHERE id = ?",
+                (int(input_tokens), int(output_tokens), float(cost_usd), now_iso(), session_id),
+            )
+            == 1
+        )
+
+    def usage_totals(self, since: str | None = None) -> dict[str, Any]:
+        """Summed tokens and cost over sessions created at or after ``since`` (ISO), or all."""
+        sql = (
+            "SELECT COUNT(*) AS sessions, COALESCE(SUM(input_tokens), 0) AS input_tokens, "
+            "COALESCE(SUM(output_tokens), 0) AS output_tokens, "
+            "COALESCE(SUM(cost_usd), 0) AS cost_usd FROM sessions"
+        )
+        params: tuple[Any, ...] = ()
+        if since:
+            sql += " WHERE created_at >= ?"
+            params = (since,)
+        row = self._one(sql, params)
+        assert row is not None
+        return row
+
+    def record_tool_call(
+        self,
+        *,
+        session_id: str | None,
+        harness: str,
+        tool: str,
+        input: Any,
+        score: float | None = None,
+        action: str | None = None,
+        reasons: Sequence[str] = (),
+        decision: str | None = None,
+    ) -> int:
+        """Record one scored tool call; an unknown ``session_id`` is stored as unattached."""
+        if (
+            session_id is not None
+            and self._one("SELECT id FROM sessions WHERE id = ?", (session_id,)) is None
+        ):
+            session_id = None
+        input_json = json.dumps(input, sort_keys=True, default=str)  # a str stays a JSON string
+        row = self._one(
+            "INSERT INTO tool_calls (session_id, harness, tool, input_json, score, action, "
+            "reasons_json, decision, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+            (
+                session_id,
+                harness,
+                tool,
+                input_json,
+                score,
+                action,
+                json.dumps(list(reasons)),
+                decision,
+                now_iso(),
+            ),
+        )
+        assert row is not None
+        return int(row["id"])
+
+    def list_tool_calls(
+        self, session_id: str | None = None, limit: int | None = None
+    ) -> list[dict[str, Any]]:
+        """Tool calls of one session (or all, when None), oldest first."""
+        sql = "SELECT * FROM tool_calls"
+        params: list[Any] = []
+        if session_id is not None:
+            sql += " WHERE session_id = ?"
+            params.append(session_id)
+        sql += " ORDER BY id"
+        if limit is not None:
+            sql = f"SELECT * FROM ({sql} DESC LIMIT ?) AS recent ORDER BY id"
+            params.append(limit)
+        rows = self._rows(sql, params)
+        for row in rows:
+            row["reasons"] = json.loads(row.pop("reasons_json") or "[]")
+        return rows
+
+    def tool_call_summary(self) -> dict[str, dict[str, Any]]:
+        """Per session: number of tool calls, highest score, denied and asked counts, last id."""
+        rows = self._rows(
+            "SELECT session_id, COUNT(*) AS calls, MAX(score) AS max_score, "
+            "COALESCE(SUM(CASE WHEN decision = 'deny' THEN 1 ELSE 0 END), 0) AS denied, "
+            "COALESCE(SUM(CASE WHEN decision = 'ask' THEN 1 ELSE 0 END), 0) AS asked, "
+            "MAX(id) AS last_id FROM tool_calls WHERE session_id IS NOT NULL GROUP BY session_id"
+        )
+        return {row.pop("session_id"): row for row in rows}
+
+    def record_notification(
+        self,
+        *,
+        event: str,
+        session_id: str | None,
+        title: str,
+        body: str,
+        data: dict[str, Any] | None = None,
+    ) -> int:
+        if (
+            session_id is not None
+            and self._one("SELECT id FROM sessions WHERE id = ?", (session_id,)) is None
+        ):
+            session_id = None
+        row = self._one(
+            "INSERT INTO notifications (event, session_id, title, body, data_json, created_at) "
+            "VALUES (?, ?, ?, ?, ?, ?) RETURNING id",
+            (event, session_id, title, body, json.dumps(data or {}, default=str), now_iso()),
+        )
+        assert row is not None
+        return int(row["id"])
+
+    def list_notifications(self, limit: int = 50) -> list[dict[str, Any]]:
+        rows = self._rows(
+            "SELECT * FROM (SELECT * FROM notifications ORDER BY id DESC LIMIT ?) AS recent "
+            "ORDER BY id",
+            (limit,),
+        )
+        for row in rows:
+            row["data"] = json.loads(row.pop("data_json") or "{}")
+        return rows

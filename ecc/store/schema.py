@@ -1,0 +1,163 @@
+"""The session database's schema: ordered migrations, shared by the SQLite and PostgreSQL stores.
+
+The statements are written in SQLite's column types; the PostgreSQL store widens them when it
+applies a migration (``ecc.store.postgres``). The schema version is the number of migrations
+applied (SQLite: ``PRAGMA user_version``; PostgreSQL: the table ``ecc_schema``); opening a
+current database performs no writes.
+"""
+
+from __future__ import annotations
+
+# Each entry upgrades the schema by one version. Never edit a released entry: append a new one.
+MIGRATIONS: list[list[str]] = [
+    [  # 1: sessions, output, events, worktree queue, tool calls, notifications
+        """
+        CREATE TABLE sessions (
+            id TEXT PRIMARY KEY,
+            name TEXT NOT NULL DEFAULT '',
+            task TEXT NOT NULL,
+            harness TEXT NOT NULL,
+            profile_name TEXT,
+            profile_json TEXT,
+            executor TEXT NOT NULL DEFAULT 'local',
+            state TEXT NOT NULL,
+            reason TEXT NOT NULL DEFAULT '',
+            project_dir TEXT NOT NULL,
+            repo_root TEXT,
+            working_dir TEXT NOT NULL,
+            use_worktree INTEGER NOT NULL DEFAULT 0,
+            worktree_path TEXT,
+            worktree_branch TEXT,
+            base_branch TEXT,
+            base_commit TEXT,
+            slot INTEGER NOT NULL DEFAULT 0,
+            runner_pid INTEGER,
+            runner_host TEXT,
+            runner_token TEXT,
+            harness_pid INTEGER,
+            harness_pgid INTEGER,
+            harness_token TEXT,
+            exit_code INTEGER,
+            exit_signal INTEGER,
+            stop_requested INTEGER NOT NULL DEFAULT 0,
+            stop_grace REAL,
+            attempts INTEGER NOT NULL DEFAULT 0,
+            run_kind TEXT NOT NULL DEFAULT 'start',
+            harness_session_id TEXT,
+            input_tokens INTEGER NOT NULL DEFAULT 0,
+            output_tokens INTEGER NOT NULL DEFAULT 0,
+            cost_usd REAL NOT NULL DEFAULT 0,
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL,
+            started_at TEXT,
+            ended_at TEXT,
+            heartbeat_at TEXT
+        )
+        """,
+        "CREATE INDEX sessions_state ON sessions (state)",
+        "CREATE INDEX sessions_created ON sessions (created_at)",
+        """
+        CREATE TABLE output (
+            id INTEGER PRIMARY KEY,
+            session_id TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+            seq INTEGER NOT NULL,
+            stream TEXT NOT NULL,
+            ts TEXT NOT NULL,
+            line TEXT NOT NULL,
+            UNIQUE (session_id, seq)
+        )
+        """,
+        """
+        CREATE TABLE events (
+            id INTEGER PRIMARY KEY,
+            session_id TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+            kind TEXT NOT NULL,
+            from_state TEXT,
+            to_state TEXT,
+            reason TEXT NOT NULL DEFAULT '',
+            data_json TEXT,
+            created_at TEXT NOT NULL
+        )
+        """,
+        "CREATE INDEX events_session ON events (session_id, id)",
+        """
+        CREATE TABLE worktree_queue (
+            session_id TEXT PRIMARY KEY REFERENCES sessions (id) ON DELETE CASCADE,
+            repo_root TEXT,
+            requested_at TEXT NOT NULL
+        )
+        """,
+        """
+        CREATE TABLE tool_calls (
+            id INTEGER PRIMARY KEY,
+            session_id TEXT REFERENCES sessions (id) ON DELETE SET NULL,
+            harness TEXT NOT NULL DEFAULT '',
+            tool TEXT NOT NULL,
+            input_json TEXT NOT NULL,
+            score REAL,
+            action TEXT,
+            reasons_json TEXT NOT NULL DEFAULT '[]',
+            decision TEXT,
+            created_at TEXT NOT NULL
+        )
+        """,
+        "CREATE INDEX tool_calls_session ON tool_calls (session_id, id)",
+        """
+        CREATE TABLE notifications (
+            id INTEGER PRIMARY KEY,
+            event TEXT NOT NULL,
+            session_id TEXT REFERENCES sessions (id) ON DELETE SET NULL,
+            title TEXT NOT NULL DEFAULT '',
+            body TEXT NOT NULL DEFAULT '',
+            data_json TEXT NOT NULL DEFAULT '{}',
+            created_at TEXT NOT NULL
+        )
+        """,
+    ],
+    [  # 2: distributed sessions name their repository by remote URL (issue 11)
+        "ALTER TABLE sessions ADD COLUMN repo_url TEXT",
+    ],
+]
+SCHEMA_VERSION = len(MIGRATIONS)
+
+# The session columns callers may set (insert, update, transition): never id, state or stamps.
+SESSION_COLUMNS = frozenset(
+    {
+        "name",
+        "task",
+        "harness",
+        "profile_name",
+        "profile_json",
+        "executor",
+        "project_dir",
+        "repo_root",
+        "repo_url",
+        "working_dir",
+        "use_worktree",
+        "worktree_path",
+        "worktree_branch",
+        "base_branch",
+        "base_commit",
+        "slot",
+        "runner_pid",
+        "runner_host",
+        "runner_token",
+        "harness_pid",
+        "harness_pgid",
+        "harness_token",
+        "exit_code",
+        "exit_signal",
+        "stop_requested",
+        "stop_grace",
+        "attempts",
+        "run_kind",
+        "harness_session_id",
+        "input_tokens",
+        "output_tokens",
+        "cost_usd",
+        "started_at",
+        "ended_at",
+        "heartbeat_at",
+        "reason",
+    }
+)
