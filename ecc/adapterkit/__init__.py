@@ -1,5 +1,9 @@
 """Helpers adapters share to land an agent profile on a CLI: number format and prompt folding.
 
+The adapter kit: what the first-party adapters import beside the contract, as a third party
+would (``ecc.adapterkit.hooks`` for the Claude-style hook protocol, ``.install`` for the install
+dispatch).
+
 A profile field a harness has no flag for is "folded" into the task text as a directive, in a
 fixed order, so every adapter describes unsupported settings to the agent the same way.
 """
@@ -7,59 +11,11 @@ fixed order, so every adapter describes unsupported settings to the agent the sa
 from __future__ import annotations
 
 import json
-from collections.abc import Collection, Mapping
+from collections.abc import Collection
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from ecc.runtime.config.model import AgentProfile
-
-PROFILE_FIELDS = (
-    "model",
-    "add_dirs",
-    "allowed_tools",
-    "disallowed_tools",
-    "permission_mode",
-    "max_budget_usd",
-    "append_system_prompt",
-    "token_budget",
-)
-
-
-def resolve_profile(profiles: Mapping[str, Any], name: str) -> dict[str, Any]:
-    """Apply the ``inherits`` chain of profile ``name``: the root first, then each child.
-
-    Scalars are replaced by a child that sets them, lists are unioned in first-seen order, and
-    ``append_system_prompt`` is joined parent-then-child with a blank line. Works on the
-    pydantic models of ``ecc.runtime.config.model`` and on the plain tables of ``ecc.runtime.config.view`` alike, so
-    ``ecc run -d`` can resolve a profile without importing pydantic.
-    """
-    from ecc.contract.errors import ConfigError
-
-    def fields(profile: Any) -> dict[str, Any]:
-        return profile.model_dump() if hasattr(profile, "model_dump") else dict(profile)
-
-    chain: list[str] = []
-    current: str | None = name
-    while current is not None:
-        if current in chain:
-            raise ConfigError("agent profile inheritance cycle: " + " -> ".join([*chain, current]))
-        if current not in profiles:
-            raise ConfigError(f"Unknown agent profile: {current}")
-        chain.append(current)
-        current = fields(profiles[current]).get("inherits")
-    merged: dict[str, Any] = {}
-    for link in reversed(chain):
-        for key, value in fields(profiles[link]).items():
-            if key == "inherits" or value is None:
-                continue
-            if isinstance(value, list | tuple):
-                seen = merged.setdefault(key, [])
-                seen.extend(item for item in value if item not in seen)
-            elif key == "append_system_prompt" and merged.get(key):
-                merged[key] = f"{merged[key]}\n\n{value}"
-            else:
-                merged[key] = value
-    return merged
 
 
 def format_number(value: float) -> str:

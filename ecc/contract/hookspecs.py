@@ -10,21 +10,23 @@ arguments than a spec offers, never others). Plugins are found through five entr
 ``ecc.memory_backends``  storage of ``ecc.memory.v1`` documents
 ``ecc.executors``        where sessions run: this machine (``local``) or a worker pool
 
-A plugin implements only hooks of its own group (the sections below; ``ecc_register_commands``
-belongs to every group): ecc loads a group when one of its hooks is called, so a plugin with a
-hook of another group is refused (``ecc.runtime.plugins.loader.HOOK_GROUPS``).
+A plugin implements only hooks of its own group's family (each spec's ``@family``;
+``ecc_register_commands`` belongs to every group): ecc loads a group when one of its hooks is
+called, so a plugin with a hook of another family is refused. :data:`GROUPS` is the load order.
 
-Hooks that pick one owner are ``firstresult``: they receive the harness (or backend) name and
-return ``None`` when it is not theirs. The data types passed in and out live in ``ecc.contract.types``.
-A ``config`` argument (and ``LaunchContext.config``) may be the validated configuration as a
-read-only view (``ecc.runtime.config.view.ConfigView``, as on every hot path and in the session runner):
-attribute and mapping access work (``config.harness_runners.get(name).program``), model methods
-do not.
+Hooks whose first argument is ``harness`` are *harness hooks*: ecc calls them only on the plugins
+whose ``ecc_harnesses`` declares that harness (by canonical name), so an adapter never receives
+another harness's calls and needs no check of its own. Hooks that pick one answer are
+``firstresult``; ``ecc_memory_backend`` and ``ecc_executor`` receive a name and return ``None``
+when it is not theirs. The data types passed in and out live in ``ecc.contract.types``. A
+``config`` argument (and ``LaunchContext.config``) is the validated configuration as a read-only
+view (``ecc.contract.types.ConfigLike``): attribute and mapping access work
+(``config.harness_runners.get(name).program``); it is never the pydantic model.
 """
 
 from __future__ import annotations
 
-from ecc.contract.markers import hookimpl, hookspec
+from ecc.contract.markers import family, hookimpl, hookspec
 
 TYPE_CHECKING = False  # without importing typing: every plugin module imports this one
 if TYPE_CHECKING:
@@ -34,6 +36,7 @@ if TYPE_CHECKING:
     import click
 
     from ecc.contract.types import (
+        Config,
         HarnessInfo,
         HookDecision,
         HookEvent,
@@ -47,15 +50,33 @@ if TYPE_CHECKING:
         RiskContribution,
         ToolCall,
     )
-    from ecc.runtime.config.model import AgentProfile, Config
+    from ecc.runtime.config.model import AgentProfile
 
 __all__ = ["hookimpl", "hookspec"]  # the decorators plugins use (``ecc.contract.markers``)
+
+ADAPTERS = "ecc.adapters"
+EXECUTORS = "ecc.executors"
+NOTIFIERS = "ecc.notifiers"
+RISK_SCORERS = "ecc.risk_scorers"
+MEMORY_BACKENDS = "ecc.memory_backends"
+
+# The entry-point groups and what one of their plugins is called, in the order they load: always
+# as a prefix of this order, so the most used come first (``ecc run -d`` needs adapters and
+# executors only) and pluggy calls implementations in the same order in every process.
+GROUPS: dict[str, str] = {
+    ADAPTERS: "adapter",
+    EXECUTORS: "executor",
+    NOTIFIERS: "notifier",
+    RISK_SCORERS: "risk scorer",
+    MEMORY_BACKENDS: "memory backend",
+}
 
 
 # -- harness adapters (group ecc.adapters) ---------------------------------------------------
 
 
 @hookspec
+@family(ADAPTERS)
 def ecc_harnesses(config: Config) -> list[HarnessInfo] | HarnessInfo | None:
     """Declare the harnesses this plugin runs.
 
@@ -66,6 +87,7 @@ def ecc_harnesses(config: Config) -> list[HarnessInfo] | HarnessInfo | None:
 
 
 @hookspec(firstresult=True)
+@family(ADAPTERS)
 def ecc_build_command(harness: str, launch: LaunchContext) -> list[str] | None:
     """Return the argv that runs ``launch.task`` non-interactively, or None if not yours.
 
@@ -75,6 +97,7 @@ def ecc_build_command(harness: str, launch: LaunchContext) -> list[str] | None:
 
 
 @hookspec
+@family(ADAPTERS)
 def ecc_session_env(harness: str, launch: LaunchContext) -> dict[str, str] | None:
     """Return environment variables for the harness process; all results are merged.
 
@@ -84,6 +107,7 @@ def ecc_session_env(harness: str, launch: LaunchContext) -> dict[str, str] | Non
 
 
 @hookspec(firstresult=True)
+@family(ADAPTERS)
 def ecc_translate_profile(
     harness: str, profile: AgentProfile, launch: LaunchContext
 ) -> ProfileTranslation | None:
@@ -95,6 +119,7 @@ def ecc_translate_profile(
 
 
 @hookspec(firstresult=True)
+@family(ADAPTERS)
 def ecc_resume_command(
     harness: str, launch: LaunchContext, harness_session_id: str | None
 ) -> list[str] | None:
@@ -106,6 +131,7 @@ def ecc_resume_command(
 
 
 @hookspec
+@family(ADAPTERS)
 def ecc_detect_harness(project_dir: Path, config: Config) -> list[str] | str | None:
     """Return the names of your harnesses that ``project_dir`` shows signs of using.
 
@@ -115,6 +141,7 @@ def ecc_detect_harness(project_dir: Path, config: Config) -> list[str] | str | N
 
 
 @hookspec(firstresult=True)
+@family(ADAPTERS)
 def ecc_parse_output_line(harness: str, line: str, stream: str) -> list[OutputEvent] | None:
     """Turn one captured output line into session events (tool calls, usage, final answer...).
 
@@ -124,6 +151,7 @@ def ecc_parse_output_line(harness: str, line: str, stream: str) -> list[OutputEv
 
 
 @hookspec(firstresult=True)
+@family(ADAPTERS)
 def ecc_install_integration(harness: str, request: IntegrationRequest) -> IntegrationResult | None:
     """Install or remove ecc's hooks, MCP server or skills in the harness's own configuration.
 
@@ -144,6 +172,7 @@ def ecc_install_integration(harness: str, request: IntegrationRequest) -> Integr
 
 
 @hookspec(firstresult=True)
+@family(ADAPTERS)
 def ecc_parse_hook_payload(harness: str, event: str, payload: Any) -> HookEvent | None:
     """Normalise the payload a harness hook sent to ``ecc hook --harness NAME`` (stdin, JSON).
 
@@ -156,6 +185,7 @@ def ecc_parse_hook_payload(harness: str, event: str, payload: Any) -> HookEvent 
 
 
 @hookspec(firstresult=True)
+@family(ADAPTERS)
 def ecc_hook_response(harness: str, decision: HookDecision) -> HookResponse | None:
     """Answer a hook in the harness's own protocol (exit code, stdout JSON, stderr).
 
@@ -168,6 +198,7 @@ def ecc_hook_response(harness: str, decision: HookDecision) -> HookResponse | No
 
 
 @hookspec
+@family(RISK_SCORERS)
 def ecc_score_tool_call(call: ToolCall, config: Config) -> list[RiskContribution] | None:
     """Score one tool call an agent is about to make (or made).
 
@@ -182,6 +213,7 @@ def ecc_score_tool_call(call: ToolCall, config: Config) -> list[RiskContribution
 
 
 @hookspec
+@family(NOTIFIERS)
 def ecc_notify(notification: Notification, settings: dict[str, Any]) -> None:
     """Deliver one event. ``settings`` is the notifier's own ``[notifications.settings.NAME]``.
 
@@ -193,6 +225,7 @@ def ecc_notify(notification: Notification, settings: dict[str, Any]) -> None:
 
 
 @hookspec(firstresult=True)
+@family(MEMORY_BACKENDS)
 def ecc_memory_backend(name: str, settings: dict[str, Any]) -> Any | None:
     """Return the storage object for the vault service if ``name`` is yours, else None.
 
@@ -204,6 +237,7 @@ def ecc_memory_backend(name: str, settings: dict[str, Any]) -> Any | None:
 
 
 @hookspec(firstresult=True)
+@family(EXECUTORS)
 def ecc_executor(name: str, config: Config) -> Any | None:
     """Return the executor called ``name`` if it is yours, else None.
 
@@ -230,5 +264,6 @@ def ecc_executor(name: str, config: Config) -> Any | None:
 
 
 @hookspec
+@family(*GROUPS)
 def ecc_register_commands(cli: click.Group) -> None:
     """Add click commands to the ``ecc`` command line (as datasette and llm plugins do)."""

@@ -4,7 +4,7 @@ They mark functions exactly as ``pluggy.HookspecMarker("ecc")`` and
 ``pluggy.HookimplMarker("ecc")`` do (the same ``ecc_spec`` / ``ecc_impl`` option dicts, which
 pluggy's ``PluginManager`` reads at registration), without importing pluggy. Every plugin module
 imports ``hookimpl``; pluggy brings ``inspect`` and ``typing`` with it, about 12 ms of a memory
-search that otherwise needs no plugin manager (see ``ecc.runtime.plugins.loader.call_sole_implementation``).
+search that otherwise needs no plugin manager (see ``ecc.runtime.plugins.loader.call_sole``).
 ``tests/foundation/test_markers.py`` keeps the options equal to pluggy's own markers'.
 """
 
@@ -78,6 +78,18 @@ class HookimplMarker:
             trylast=trylast,
             specname=specname,
         )
+
+
+def family(*groups: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """``@family("ecc.adapters")`` on a hook spec: the entry-point groups whose plugins may
+    implement it (the loader loads those groups before calling it, and refuses a plugin that
+    implements a hook outside its own group's family)."""
+
+    def mark(func: Callable[..., Any]) -> Callable[..., Any]:
+        func.ecc_family = tuple(groups)  # type: ignore[attr-defined]
+        return func
+
+    return mark
 
 
 hookspec = HookspecMarker()

@@ -24,9 +24,10 @@ import time
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
-
     from ecc.contract.types import Notification
+    from ecc.runtime.plugins.calls import Implementation
+
+from ecc.runtime.config.quiet_hours import in_quiet_hours
 
 log = logging.getLogger("ecc.observability.notify")
 
@@ -41,64 +42,22 @@ DEFAULT_DEADLINE_SECS = 30.0
 ALWAYS_AUDIBLE = frozenset({"log"})
 
 
-def parse_quiet_hours(text: str) -> tuple[int, int]:
-    """``"22-8"`` or ``"22:00-07:30"`` → (start, end) in minutes after midnight."""
+def _notifiers(config: Any, only: str | None) -> list[Implementation]:
+    """The selected notifiers in call order; ``only`` picks one, even one config does not select
+    (``ecc notify test --notifier NAME``), loaded from its entry point alone."""
+    from ecc.contract.hookspecs import NOTIFIERS
+    from ecc.runtime.plugins.calls import implementations
+    from ecc.runtime.plugins.loader import PluginSet, discover, get_plugins
 
-    def minutes(part: str) -> int:
-        hour, _, minute = part.strip().partition(":")
-        if not hour.isdigit() or (minute and not minute.isdigit()):
-            raise ValueError(f"quiet hours {text!r} must look like HH:MM-HH:MM")
-        h, m = int(hour), int(minute or 0)
-        if h > 23 or m > 59:
-            raise ValueError(f"quiet hours {text!r}: {part.strip()} is not a time of day")
-        return h * 60 + m
-
-    start, sep, end = text.partition("-")
-    if not sep:
-        raise ValueError(f"quiet hours {text!r} must look like HH:MM-HH:MM")
-    return minutes(start), minutes(end)
-
-
-def in_quiet_hours(text: str | None, now: time.struct_time | None = None) -> bool:
-    """Whether local time ``now`` falls inside ``text`` (start inclusive, end exclusive)."""
-    if not text:
-        return False
-    start, end = parse_quiet_hours(text)
-    now = now or time.localtime()
-    current = now.tm_hour * 60 + now.tm_min
-    if start == end:
-        return False
-    if start < end:
-        return start <= current < end
-    return current >= start or current < end
-
-
-def _entry_point_notifier(name: str) -> Callable[..., Any] | None:
-    """Load one notifier by entry-point name (``ecc notify test --notifier`` for one that config
-    does not select)."""
-    from importlib.metadata import entry_points
-
-    for ep in entry_points(group="ecc.notifiers", name=name):
-        function = getattr(ep.load(), "ecc_notify", None)
-        if callable(function):
-            return function
-    return None
-
-
-def _notifiers(config: Any, only: str | None) -> list[tuple[str, Callable[..., Any]]]:
-    from ecc.runtime.plugins.loader import get_plugins
-
-    found = []
-    for impl in reversed(get_plugins(config).hook.ecc_notify.get_hookimpls()):
-        name = impl.plugin_name.partition(":")[2] or impl.plugin_name
-        found.append((name, impl.function))
+    found = implementations(get_plugins(config).hook.ecc_notify)
     if only is None:
         return found
-    chosen = [(name, function) for name, function in found if name == only]
+    chosen = [impl for impl in found if impl.name == only]
     if not chosen:
-        function = _entry_point_notifier(only)
-        if function is not None:
-            chosen = [(only, function)]
+        value = dict(discover().get(NOTIFIERS, [])).get(only)
+        if value is not None:
+            single = PluginSet(None, lazy=True, entry_points={NOTIFIERS: [(only, value)]})
+            chosen = implementations(single.hook.ecc_notify)
     return chosen
 
 
@@ -156,7 +115,8 @@ def _deliver(
         return {only: "failed: no such notifier is installed"}
     threads: list[tuple[str, threading.Thread, float]] = []
     all_settings = config.notifications.settings
-    for name, function in notifiers:
+    for notifier in notifiers:
+        name = notifier.name
         raw = all_settings.get(name, {}) if all_settings else {}
         settings = dict(raw.to_dict() if hasattr(raw, "to_dict") else raw)
         why_not = "" if force else _gate(name, settings, notification, config)
@@ -165,9 +125,9 @@ def _deliver(
             continue
         outcome[name] = "failed: timed out"
 
-        def run(name: str = name, function: Callable[..., Any] = function, settings=settings):
+        def run(name: str = name, notifier: Implementation = notifier, settings=settings):
             try:
-                function(notification=notification, settings=settings)
+                notifier(notification=notification, settings=settings)
                 outcome[name] = "sent"
             except Exception as exc:  # one notifier must not stop the others
                 outcome[name] = f"failed: {type(exc).__name__}: {exc}"

@@ -64,26 +64,22 @@ def assess(call: ToolCall, config: Any, hook: Any) -> RiskAssessment:
     reference's boundary cases such as 0.20 + 0.40 land exactly where it puts them). A scorer
     that raises is skipped and named in ``errors``; the others still count.
     """
+    from ecc.runtime.plugins.calls import call_each
+
     contributions: list[RiskContribution] = []
     errors: list[str] = []
-    for impl in reversed(hook.ecc_score_tool_call.get_hookimpls()):  # pluggy's call order
-        # "group:name", or "group:name|module" on the hook's lean path
-        name = (impl.plugin_name.partition(":")[2] or impl.plugin_name).partition("|")[0]
-        try:
-            result = impl.function(
-                **{arg: {"call": call, "config": config}[arg] for arg in impl.argnames}
-            )
-        except Exception as exc:  # one broken scorer must not hide the others
-            errors.append(f"{name}: {type(exc).__name__}: {exc}")
+    for outcome in call_each(hook.ecc_score_tool_call, call=call, config=config):
+        if outcome.error is not None:  # one broken scorer must not hide the others
+            errors.append(outcome.describe_error())
             continue
-        for contribution in result or ():
+        for contribution in outcome.result or ():
             if contribution.scorer:
                 contributions.append(contribution)
             else:
                 from ecc.contract.types import RiskContribution
 
                 contributions.append(
-                    RiskContribution(contribution.amount, contribution.reason, name)
+                    RiskContribution(contribution.amount, contribution.reason, outcome.name)
                 )
     total = 0.0
     for contribution in contributions:

@@ -1,20 +1,12 @@
 """The hot path of ``ecc hook``: one harness hook payload in, one protocol answer out.
 
 A harness runs ``ecc hook --harness NAME`` before every tool call, so this path must stay far
-under 100 ms and must never break the harness. It therefore avoids pydantic, stevedore and the
-adapter packages' own imports on a warm start:
-
-* the configuration comes from :mod:`ecc.runtime.config.view` (validated once, then cached as JSON and
-  read through an attribute view);
-* the **compiled plugin list** (``<cache dir>/hook/plugins-<key>.json``) records, for the hooks
-  this path calls (``ecc_parse_hook_payload``, ``ecc_hook_response``, ``ecc_score_tool_call``),
-  the module and file of every plugin that implements them. It is rebuilt through the normal
-  path (stevedore discovery) whenever ``ECC_PLUGINS``, ``risk.disabled_scorers`` or an
-  installed distribution changes (its key records the site-packages mtimes);
-* on a warm start those modules are loaded on their own (an adapter's ``integration`` module
-  without its package ``__init__``), registered in a fresh pluggy ``PluginManager`` under their
-  usual names, and called through ``pm.hook`` exactly as on the full path. Scorers receive the
-  read-only config view on both paths.
+under 100 ms and must never break the harness. On a warm start it therefore imports neither
+pydantic, stevedore nor the adapter packages: the configuration is the cached view
+(:mod:`ecc.runtime.config.view`), and the plugins are the modules that implement this path's
+hooks, as a full load recorded them (``PluginSet.for_hooks``; an adapter's ``integration``
+module without its package ``__init__``), called through pluggy exactly as on the full path.
+The adapter hooks go to the plugins that declare the harness only (``harness_hook``).
 
 Then: parse (adapter) → score (scorers) → decide (``[risk]``) → record (session store, against
 ``ECC_SESSION_ID`` or unattached) → answer (adapter). Any internal error is appended to
@@ -33,125 +25,16 @@ from typing import Any
 from ecc.runtime import paths
 
 HOT_HOOKS = ("ecc_parse_hook_payload", "ecc_hook_response", "ecc_score_tool_call")
-CACHE_FORMAT = 1
-
-
-def _stat(path: Path | str | None) -> list[Any]:
-    if not path:
-        return [None]
-    try:
-        st = os.stat(path)
-    except OSError:
-        return [str(path), None]
-    return [str(path), st.st_mtime_ns, st.st_size]
-
-
-def signature(config: Any) -> list[Any]:
-    """Everything the list of hot-path plugin modules depends on, cheap to recompute."""
-    return [
-        CACHE_FORMAT,
-        sys.executable,
-        os.environ.get("ECC_PLUGINS"),
-        sorted(config.risk.disabled_scorers),
-        # installed distributions (their entry points) live in these directories
-        [_stat(entry) for entry in sys.path if entry.endswith(("site-packages", "dist-packages"))],
-    ]
-
-
-def _cache_file(sig: list[Any]) -> Path:
-    digest = paths.sha256_hex(json.dumps(sig))[:24]
-    return paths.cache_dir() / "hook" / f"plugins-{digest}.json"
-
-
-def read_compiled(sig: list[Any]) -> list[dict[str, str]] | None:
-    try:
-        data = json.loads(_cache_file(sig).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    if not isinstance(data, dict) or data.get("signature") != json.loads(json.dumps(sig)):
-        return None
-    return data.get("modules")
-
-
-def compile_modules(pm: Any, sig: list[Any]) -> list[dict[str, str]]:
-    """Record which modules implement the hot-path hooks in ``pm``; return the list."""
-    modules: list[dict[str, str]] = []
-    seen: set[tuple[str, str]] = set()
-    for hook_name in HOT_HOOKS:
-        for impl in getattr(pm.hook, hook_name).get_hookimpls():
-            module_name = impl.function.__module__
-            module = sys.modules.get(module_name)
-            key = (impl.plugin_name, module_name)
-            if key in seen or module is None or not getattr(module, "__file__", None):
-                continue
-            seen.add(key)
-            modules.append(
-                {"plugin": impl.plugin_name, "module": module_name, "file": module.__file__}
-            )
-    target = _cache_file(sig)
-    try:
-        target.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
-        tmp.write_text(json.dumps({"signature": sig, "modules": modules}), encoding="utf-8")
-        os.replace(tmp, target)
-    except OSError:
-        pass  # a read-only cache only costs speed
-    return modules
-
-
-def _load_module(name: str, file: str) -> Any:
-    """Import ``name`` from ``file`` without importing its parent package first."""
-    module = sys.modules.get(name)
-    if module is not None:
-        return module
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location(name, file)
-    if spec is None or spec.loader is None:
-        raise ImportError(f"cannot load {name} from {file}")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    try:
-        spec.loader.exec_module(module)
-    except BaseException:
-        del sys.modules[name]
-        raise
-    return module
-
-
-def lean_plugins(modules: list[dict[str, str]]) -> Any:
-    """A pluggy manager holding only the hot-path modules listed in ``modules``."""
-    import pluggy
-
-    from ecc.contract import hookspecs
-
-    pm = pluggy.PluginManager("ecc")
-    pm.add_hookspecs(hookspecs)
-    for entry in modules:
-        module = _load_module(entry["module"], entry["file"])
-        name = f"{entry['plugin']}|{entry['module']}"
-        if not pm.has_plugin(name):
-            pm.register(module, name=name)
-    return pm
 
 
 def load(cwd: Path | None = None) -> tuple[Any, Any]:
-    """(config view, plugin manager) for the hook: lean when warm, else the full path."""
+    """(config view, plugin set) for the hook: only the modules implementing its hooks when the
+    start-up index has them (``PluginSet.for_hooks``), else the process's set."""
     from ecc.runtime.config import view as fastconfig
+    from ecc.runtime.plugins.loader import PluginSet
 
     config = fastconfig.view(cwd)
-    sig = signature(config)
-    modules = read_compiled(sig)
-    if modules is not None:
-        try:
-            return config, lean_plugins(modules)
-        except Exception as exc:  # a module that cannot load alone: take the full path
-            log_error("lean plugin load failed, using the full path", exc)
-    from ecc.runtime.plugins.loader import get_plugin_manager
-
-    pm = get_plugin_manager(config)
-    compile_modules(pm, sig)
-    return config, pm
+    return config, PluginSet.for_hooks(config, HOT_HOOKS)
 
 
 # -- errors ---------------------------------------------------------------------------------
@@ -206,22 +89,23 @@ def run(harness: str, event: str, raw: bytes, cwd: Path | None = None) -> Any:
     from ecc.contract.types import HookDecision, HookEvent
 
     fail_closed = False
-    pm = None
+    adapter = None
     try:
-        config, pm = load(cwd)
+        config, plugin_set = load(cwd)
+        adapter = plugin_set.harness_hook(harness)
         fail_closed = bool(config.risk.fail_closed)
         try:
             payload: Any = json.loads(raw.decode("utf-8")) if raw.strip() else {}
         except (ValueError, UnicodeDecodeError) as exc:
             raise ValueError(f"the hook payload is not JSON ({exc})") from None
-        hook_event = pm.hook.ecc_parse_hook_payload(harness=harness, event=event, payload=payload)
+        hook_event = adapter.ecc_parse_hook_payload(harness=harness, event=event, payload=payload)
         if hook_event is None:
             raise LookupError(f"no installed adapter handles hook payloads of {harness!r}")
         decision = HookDecision(event=hook_event)
         scored = hook_event.phase == "pre_tool" and hook_event.call is not None
         if scored:
-            decision = _score(hook_event, config, pm)
-        response = pm.hook.ecc_hook_response(harness=harness, decision=decision)
+            decision = _score(hook_event, config, plugin_set)
+        response = adapter.ecc_hook_response(harness=harness, decision=decision)
         if response is None:
             response = _generic_response(decision)
         if scored:  # after the answer: an adapter without "ask" turns it into "deny"
@@ -239,9 +123,9 @@ def run(harness: str, event: str, raw: bytes, cwd: Path | None = None) -> Any:
             decision=verdict,
             reason=reason if verdict == "deny" else "",
         )
-        if pm is not None:
+        if adapter is not None:
             try:
-                response = pm.hook.ecc_hook_response(harness=harness, decision=decision)
+                response = adapter.ecc_hook_response(harness=harness, decision=decision)
                 if response is not None:
                     return response
             except Exception as again:
@@ -249,14 +133,14 @@ def run(harness: str, event: str, raw: bytes, cwd: Path | None = None) -> Any:
         return _generic_response(decision)
 
 
-def _score(hook_event: Any, config: Any, pm: Any) -> Any:
+def _score(hook_event: Any, config: Any, plugin_set: Any) -> Any:
     from ecc.contract.types import HookDecision
     from ecc.observability.risk import assess
 
     call = hook_event.call
     call.harness = call.harness or hook_event.harness
     call.session_id = call.session_id or os.environ.get("ECC_SESSION_ID") or None
-    assessment = assess(call, config, pm.hook)
+    assessment = assess(call, config, plugin_set.pm_for(("ecc_score_tool_call",)).hook)
     for error in assessment.errors:
         log_error(f"risk scorer failed: {error}", harness=hook_event.harness)
     verdict = decide(assessment, config.risk)

@@ -52,10 +52,10 @@ def runner_log_path(session_id: str) -> Path:
 
 def runner_argv(session_id: str) -> list[str]:
     """The command every executor runs for a session (CLI overrides travel with it)."""
-    from ecc.runtime.config import view as fastconfig
+    from ecc.runtime.config import overrides as cli_overrides
 
     argv = [sys.executable, "-m", "ecc"]
-    for override in fastconfig.cli_overrides():
+    for override in cli_overrides.pairs():
         argv += ["-c", override]
     return [*argv, "run-session", "--session-id", session_id]
 

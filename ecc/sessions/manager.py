@@ -72,7 +72,7 @@ class Request:
 
 def create(store: Store, request: Request, config: Config) -> Session:
     """Validate ``request`` and insert a pending session; nothing is started yet."""
-    from ecc.adapterkit import resolve_profile
+    from ecc.runtime.config.profiles import resolve_profile
     from ecc.sessions import harnesses
 
     task = request.task.strip()

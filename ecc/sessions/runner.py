@@ -510,7 +510,7 @@ class Runner:
         from ecc.contract.types import LaunchContext
         from ecc.runtime.plugins.loader import get_plugins
 
-        hook = get_plugins(self.config).hook
+        hook = get_plugins(self.config).harness_hook(session.harness)
         profile = None
         if session.profile:  # the typed profile adapters expect (pydantic only for these)
             from ecc.runtime.config.model import AgentProfile
@@ -562,7 +562,9 @@ class Runner:
     def _parser(self) -> Callable[..., Any] | None:
         from ecc.runtime.plugins.loader import get_plugins
 
-        hook = get_plugins(self.config).hook.ecc_parse_output_line
+        session = self.store.get_session(self.session_id)
+        harness = session.harness if session is not None else ""
+        hook = get_plugins(self.config).harness_hook(harness).ecc_parse_output_line
         return hook if hook.get_hookimpls() else None
 
     def _run_claimed(self) -> int:

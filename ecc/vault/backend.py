@@ -106,10 +106,9 @@ def load_backend(
     """The memory backend called ``name``, obtained through the ``ecc_memory_backend`` hook.
 
     Loading every plugin group costs far more than a memory search (stevedore, pydantic), so by
-    default only the entry point named ``name`` in ``ecc.memory_backends`` is loaded: its one
-    implementation called directly when its module is plain
-    (:func:`ecc.runtime.plugins.loader.call_sole_implementation`), else through a plugin set holding that entry
-    point alone, which refuses a broken plugin with the usual warning. If a process already has
+    default only the entry point named ``name`` in ``ecc.memory_backends`` is loaded
+    (:func:`ecc.runtime.plugins.loader.call_sole`), which refuses a broken plugin with the usual
+    warning. If a process already has
     its plugins loaded (tests, long-lived servers), that set is used instead.
     """
     from ecc.runtime.plugins import loader as plugins
@@ -128,27 +127,11 @@ def load_backend(
 
 
 def _cheap_hook(name: str, settings: dict[str, Any]) -> Any:
-    """The hook's answer from entry point ``ecc.memory_backends:name`` alone.
+    """The hook's answer from entry point ``ecc.memory_backends:name`` alone: on a warm start,
+    the recorded implementation called directly (no pluggy, stevedore or
+    ``importlib.metadata``), else a plugin set of that entry point (see ``call_sole``)."""
+    from ecc.runtime.plugins.loader import call_sole
 
-    The entry-point list comes from ``ecc.runtime.plugins.loader.discover()`` (cached, keyed by the installed
-    distributions), so a warm search imports neither stevedore nor ``importlib.metadata``.
-    """
-    from ecc.runtime.plugins import loader as plugins
-
-    group = "ecc.memory_backends"
-    allowed = plugins.allowed_names()
-    value = dict(plugins.discover().get(group, [])).get(name)
-    if value is None or (allowed is not None and name not in allowed):
-        return None
-    try:
-        module = plugins.import_object(value)
-    except Exception:
-        module = None  # the plugin set below reports it, as a full load does
-    if module is not None:
-        result = plugins.call_sole_implementation(
-            module, group, "ecc_memory_backend", name=name, settings=settings
-        )
-        if result is not plugins.NOT_HANDLED:
-            return result
-    single = plugins.PluginSet(None, lazy=True, entry_points={group: [(name, value)]})
-    return single.hook.ecc_memory_backend(name=name, settings=settings)
+    return call_sole(
+        "ecc.memory_backends", name, "ecc_memory_backend", name=name, settings=settings
+    )

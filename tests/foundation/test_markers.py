@@ -1,7 +1,9 @@
-"""ecc's own hook markers and the direct call of a sole implementation, both against pluggy."""
+"""ecc's own hook markers, and the call of a sole implementation, both against pluggy."""
 
 from __future__ import annotations
 
+import importlib
+import sys
 import types
 
 import pluggy
@@ -11,6 +13,7 @@ from hypothesis import strategies as st
 
 from ecc.contract import hookspecs
 from ecc.contract.markers import HookimplMarker, HookspecMarker, hookimpl
+from ecc.runtime.plugins import index
 from ecc.runtime.plugins import loader as plugins
 
 
@@ -76,20 +79,9 @@ def test_pluggy_orders_our_marked_implementations_as_its_own():
     assert calls == ["a", "d", "b", "c"]  # tryfirst, then last registered first, trylast last
 
 
-def module(source: str) -> types.ModuleType:
-    result = types.ModuleType("ecc_test_backend")
-    exec("from ecc.contract.hookspecs import hookimpl\n" + source, result.__dict__)
-    return result
-
-
-def through_pluggy(plugin: object, **kwargs: object) -> object:
-    pm = pluggy.PluginManager("ecc")
-    pm.add_hookspecs(hookspecs)
-    pm.register(plugin)
-    return pm.hook.ecc_memory_backend(**kwargs)
-
-
-HANDLED = {
+GROUP = "ecc.memory_backends"
+SHAPES = {
+    # plain: pluggy calls the one function; the warm path calls it directly
     "plain": "@hookimpl\ndef ecc_memory_backend(name, settings):\n    return (name, settings)\n",
     "fewer arguments": "@hookimpl\ndef ecc_memory_backend(settings):\n    return settings\n",
     "not mine": "@hookimpl\ndef ecc_memory_backend(name):\n    return None\n",
@@ -107,42 +99,11 @@ HANDLED = {
         "@hookimpl\ndef ecc_register_commands(cli):\n    pass\n"
         "def helper(name):\n    return 1\n"
     ),
-}
-
-
-@pytest.mark.parametrize("case", sorted(HANDLED))
-def test_sole_implementation_answers_as_pluggy(case):
-    plugin = module(HANDLED[case])
-    arguments = {"name": "files", "settings": {"root": "x"}}
-    direct = plugins.call_sole_implementation(
-        plugin, "ecc.memory_backends", "ecc_memory_backend", **arguments
-    )
-    assert direct is not plugins.NOT_HANDLED
-    assert direct == through_pluggy(plugin, **arguments)
-
-
-NOT_HANDLED = {
-    "wrapper": "@hookimpl(wrapper=True)\ndef ecc_memory_backend(name):\n    return (yield)\n",
-    "old-style wrapper": (
-        "@hookimpl(hookwrapper=True)\ndef ecc_memory_backend(name):\n    yield\n"
+    "keyword-only argument": (
+        "@hookimpl\ndef ecc_memory_backend(name, *, cwd=None):\n    return (name, cwd)\n"
     ),
-    "two implementations": (
-        "@hookimpl\ndef ecc_memory_backend(name):\n    return 1\n"
-        "@hookimpl(specname='ecc_memory_backend')\ndef other(name):\n    return 2\n"
-    ),
-    "none": "@hookimpl\ndef ecc_register_commands(cli):\n    pass\n",
-    "unknown hook": (
-        "@hookimpl\ndef ecc_memory_backend(name):\n    return 1\n"
-        "@hookimpl\ndef ecc_memory_backends(name):\n    return 2\n"
-    ),
-    "another group's hook": (
-        "@hookimpl\ndef ecc_memory_backend(name):\n    return 1\n"
-        "@hookimpl\ndef ecc_notify(notification, settings):\n    pass\n"
-    ),
-    "argument outside the spec": "@hookimpl\ndef ecc_memory_backend(name, cwd):\n    return 1\n",
-    "keyword-only argument": "@hookimpl\ndef ecc_memory_backend(name, *, cwd):\n    return 1\n",
     "method": (
-        "class B:\n    @hookimpl\n    def ecc_memory_backend(self, name):\n        return 1\n"
+        "class B:\n    @hookimpl\n    def ecc_memory_backend(self, name):\n        return name\n"
         "ecc_memory_backend = B().ecc_memory_backend\n"
     ),
     "decorated": (
@@ -154,60 +115,128 @@ NOT_HANDLED = {
         "    return wrapper\n"
         "@hookimpl\n@logged\ndef ecc_memory_backend(name):\n    return name\n"
     ),
-    "staticmethod": ("ecc_memory_backend = staticmethod(hookimpl(lambda name: 1))\n"),
+    # never recorded: pluggy's answer is more than one function's return value
+    "wrapper": ("@hookimpl(wrapper=True)\ndef ecc_memory_backend(name):\n    return (yield)\n"),
+    "old-style wrapper": (
+        "@hookimpl(hookwrapper=True)\ndef ecc_memory_backend(name):\n    yield\n"
+    ),
+    "two implementations": (
+        "@hookimpl\ndef ecc_memory_backend(name):\n    return None\n"
+        "@hookimpl(specname='ecc_memory_backend')\ndef other(name):\n    return 2\n"
+    ),
+    "none": "@hookimpl\ndef ecc_register_commands(cli):\n    pass\n",
+}
+RECORDED = {
+    "plain", "fewer arguments", "not mine", "specname", "defaults are not passed",
+    "order options alone", "other hooks of the group", "keyword-only argument", "method",
+    "decorated",
+}  # fmt: skip
+REFUSED = {  # pluggy refuses these plugins: the usual warning, no answer, nothing recorded
+    "unknown hook": (
+        "@hookimpl\ndef ecc_memory_backend(name):\n    return 1\n"
+        "@hookimpl\ndef ecc_memory_backends(name):\n    return 2\n"
+    ),
+    "another group's hook": (
+        "@hookimpl\ndef ecc_memory_backend(name):\n    return 1\n"
+        "@hookimpl\ndef ecc_notify(notification, settings):\n    pass\n"
+    ),
+    "argument outside the spec": "@hookimpl\ndef ecc_memory_backend(name, cwd):\n    return 1\n",
 }
 
 
-@pytest.mark.parametrize("case", sorted(NOT_HANDLED))
-def test_anything_but_the_plain_case_is_left_to_pluggy(case):
-    plugin = module(NOT_HANDLED[case])
-    result = plugins.call_sole_implementation(
-        plugin, "ecc.memory_backends", "ecc_memory_backend", name="files", settings={}
-    )
-    assert result is plugins.NOT_HANDLED
+@pytest.fixture
+def installed(tmp_path, monkeypatch):
+    """Install ``source`` as the memory backend plugin ``sole`` (a module on sys.path)."""
+    site = tmp_path / "site"
+    site.mkdir()
+    monkeypatch.syspath_prepend(str(site))
+    monkeypatch.setattr(plugins, "discover", lambda: {GROUP: [("sole", "ecc_test_sole")]})
+    monkeypatch.delitem(sys.modules, "ecc_test_sole", raising=False)
 
-
-def test_not_a_module_is_left_to_pluggy():
-    class Plugin:
-        @hookimpl
-        def ecc_memory_backend(self, name):
-            return name
-
-    for plugin in (Plugin, Plugin()):
-        assert (
-            plugins.call_sole_implementation(
-                plugin, "ecc.memory_backends", "ecc_memory_backend", name="x", settings={}
-            )
-            is plugins.NOT_HANDLED
+    def install(source: str) -> types.ModuleType:
+        sys.modules.pop("ecc_test_sole", None)
+        (site / "ecc_test_sole.py").write_text(
+            "from ecc.contract.hookspecs import hookimpl\n" + source
         )
+        importlib.invalidate_caches()
+        return importlib.import_module("ecc_test_sole")
+
+    yield install
+    sys.modules.pop("ecc_test_sole", None)
 
 
-def test_a_non_firstresult_hook_is_left_to_pluggy():
-    plugin = module("@hookimpl\ndef ecc_register_commands(cli):\n    return 1\n")
-    for group in ("ecc.memory_backends", "ecc.adapters"):
-        assert (
-            plugins.call_sole_implementation(plugin, group, "ecc_register_commands", cli=None)
-            is plugins.NOT_HANDLED
-        )
+def through_pluggy(plugin: object, **kwargs: object) -> object:
+    pm = pluggy.PluginManager("ecc")
+    pm.add_hookspecs(hookspecs)
+    pm.register(plugin)
+    return pm.hook.ecc_memory_backend(**kwargs)
 
 
-def test_an_implementations_exception_reaches_the_caller_as_through_pluggy():
-    plugin = module("@hookimpl\ndef ecc_memory_backend(name):\n    raise KeyError(name)\n")
-    for call in (
-        lambda: plugins.call_sole_implementation(
-            plugin, "ecc.memory_backends", "ecc_memory_backend", name="files", settings={}
-        ),
-        lambda: through_pluggy(plugin, name="files", settings={}),
-    ):
+def sole(**kwargs: object) -> object:
+    return plugins.call_sole(GROUP, "sole", "ecc_memory_backend", **kwargs)
+
+
+def is_recorded() -> bool:
+    value = dict(plugins.discover()[GROUP])["sole"]
+    return index.read_sole(GROUP, "sole", value, "ecc_memory_backend") is not None
+
+
+@pytest.mark.parametrize("case", sorted(SHAPES))
+def test_a_sole_implementation_answers_as_pluggy_cold_and_warm(case, installed):
+    plugin = installed(SHAPES[case])
+    arguments = {"name": "files", "settings": {"root": "x"}}
+    expected = through_pluggy(plugin, **arguments)
+    assert sole(**arguments) == expected  # cold: through a plugin set of that entry point
+    assert is_recorded() is (case in RECORDED)
+    assert sole(**arguments) == expected  # warm: the recorded function, or pluggy again
+
+
+@pytest.mark.parametrize("case", sorted(REFUSED))
+def test_a_plugin_pluggy_refuses_is_refused_with_a_warning_and_never_recorded(
+    case, installed, capsys
+):
+    installed(REFUSED[case])
+    for _ in range(2):
+        assert sole(name="files", settings={}) is None
+        assert not is_recorded()
+    assert "Warning: plugin 'sole'" in capsys.readouterr().err
+
+
+def test_a_changed_plugin_module_is_read_again(installed):
+    installed("@hookimpl\ndef ecc_memory_backend(name):\n    return 'first'\n")
+    assert sole(name="x", settings={}) == "first"
+    assert sole(name="x", settings={}) == "first" and is_recorded()
+    installed("@hookimpl\ndef ecc_memory_backend(name, settings):\n    return 'second!'\n")
+    assert not is_recorded()  # the module's file changed: the record no longer applies
+    assert sole(name="x", settings={}) == "second!"
+
+
+def test_an_implementations_exception_reaches_the_caller_as_through_pluggy(installed):
+    plugin = installed("@hookimpl\ndef ecc_memory_backend(name):\n    raise KeyError(name)\n")
+    with pytest.raises(KeyError, match="files"):
+        through_pluggy(plugin, name="files", settings={})
+    for _ in range(2):  # cold, then warm
         with pytest.raises(KeyError, match="files"):
-            call()
+            sole(name="files", settings={})
 
 
-def test_the_built_in_backend_takes_the_direct_call():
+def test_a_plugin_not_installed_or_not_allowed_answers_none(installed, monkeypatch):
+    installed("@hookimpl\ndef ecc_memory_backend(name):\n    return name\n")
+    assert plugins.call_sole(GROUP, "other", "ecc_memory_backend", name="x", settings={}) is None
+    monkeypatch.setenv("ECC_PLUGINS", "files")
+    assert sole(name="x", settings={}) is None
+
+
+def test_the_built_in_backend_is_recorded_and_called_directly(monkeypatch):
     from ecc_plugins import files_backend
 
-    direct = plugins.call_sole_implementation(
-        files_backend, "ecc.memory_backends", "ecc_memory_backend", name="files", settings={}
+    monkeypatch.setattr(
+        plugins, "discover", lambda: {GROUP: [("files", "ecc_plugins.files_backend")]}
     )
-    assert type(direct) is files_backend.FilesBackend
-    assert type(through_pluggy(files_backend, name="files", settings={})) is type(direct)
+    for _ in range(2):
+        backend = plugins.call_sole(GROUP, "files", "ecc_memory_backend", name="files", settings={})
+        assert type(backend) is files_backend.FilesBackend
+    value = "ecc_plugins.files_backend"
+    assert index.read_sole(GROUP, "files", value, "ecc_memory_backend")["attribute"] == (
+        "ecc_memory_backend"
+    )

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from ecc.observability import toolhook
+from ecc.runtime.plugins import index
 from ecc.runtime.plugins import loader as plugins
 from ecc.store.open import default_path, open_store
 
@@ -24,16 +25,19 @@ ACME_HOOKS = """
 import json
 
 from ecc.contract.hookspecs import hookimpl
-from ecc.contract.types import HookEvent, HookResponse, ToolCall
+from ecc.contract.types import HarnessInfo, HookEvent, HookResponse, ToolCall
 
 PHASES = {"before_tool": "pre_tool", "after_tool": "post_tool"}
 calls = []  # what the core passed in, for the test to look at
 
 
 @hookimpl
+def ecc_harnesses():
+    return HarnessInfo(name="acme", program="acme")
+
+
+@hookimpl
 def ecc_parse_hook_payload(harness, event, payload):
-    if harness != "acme":
-        return None
     calls.append(("parse", event, payload))
     if not isinstance(payload, dict):
         return HookEvent(harness=harness, event=event, phase="other")
@@ -49,8 +53,6 @@ def ecc_parse_hook_payload(harness, event, payload):
 
 @hookimpl
 def ecc_hook_response(harness, decision):
-    if harness != "acme":
-        return None
     calls.append(("respond", decision.decision, decision.reason))
     verdict = {"verdict": decision.decision, "why": decision.reason}
     verdict["event"] = decision.event.event
@@ -118,8 +120,9 @@ def test_a_harmless_call_is_allowed_and_the_warm_path_answers_the_same(
     monkeypatch.setenv("ECC__RISK__ENFORCE", "true")
     first = hook(before("ls"), tmp_path)
     assert (first.exit_code, verdict(first)["verdict"]) == (0, "allow")
-    compiled = toolhook.read_compiled(toolhook.signature(toolhook.load(tmp_path)[0]))
-    assert compiled is not None and MODULE in {entry["module"] for entry in compiled}
+    warm = index.read_hot(toolhook.load(tmp_path)[0], toolhook.HOT_HOOKS)
+    assert warm is not None and MODULE in {entry["module"] for entry in warm["modules"]}
+    assert warm["harnesses"] == {"acme": ["ecc.adapters:acme"]}
     plugins.reset()  # the full set is gone: only the compiled module list can answer now
     denied = hook(before("rm -rf /"), tmp_path)
     assert (denied.exit_code, verdict(denied)["verdict"]) == (3, "deny")
@@ -155,4 +158,4 @@ def test_a_harness_no_adapter_owns_gets_the_generic_answer(
     response = hook(before("ls"), tmp_path, harness="other")
     assert (response.exit_code, response.stdout) == (2, "")  # exit 2 + stderr: the generic deny
     assert "fail_closed" in response.stderr
-    assert acme.calls == []  # acme returned None for a harness that is not its own
+    assert acme.calls == []  # acme declares only "acme": it is never asked about another harness

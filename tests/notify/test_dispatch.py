@@ -15,6 +15,7 @@ from ecc.contract.errors import ConfigError
 from ecc.contract.hookspecs import hookimpl
 from ecc.contract.types import Notification
 from ecc.observability import notify
+from ecc.runtime.config import quiet_hours
 from ecc.runtime.config.model import Config
 from ecc.runtime.plugins import loader as plugins
 from ecc.store.open import default_path, open_store
@@ -120,13 +121,13 @@ def at(hour: int, minute: int = 0) -> time.struct_time:
     ],
 )
 def test_quiet_hours_windows(window: str, hour: int, quiet: bool) -> None:
-    assert notify.in_quiet_hours(window, at(hour)) is quiet
+    assert quiet_hours.in_quiet_hours(window, at(hour)) is quiet
 
 
 def test_invalid_quiet_hours_are_a_config_error() -> None:
     for bad in ("25-8", "evening", "22:75-08:00"):
         with pytest.raises(ValueError):
-            notify.parse_quiet_hours(bad)
+            quiet_hours.parse_quiet_hours(bad)
     done = run_ecc("-c", "notifications.quiet_hours=lunch", "notify", "test")
     assert done.returncode == 1 and "quiet hours 'lunch'" in done.stderr
     assert isinstance(ConfigError("x"), Exception)

@@ -22,7 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from ecc.contract.errors import ConfigError
 from ecc.runtime import paths
-from ecc.runtime.config import view as fastconfig
+from ecc.runtime.config import overrides as cli_overrides
 
 ENV_PREFIX = "ECC__"
 
@@ -120,7 +120,7 @@ class NotificationSettings(_Strict):
     @classmethod
     def _quiet_hours(cls, value: str | None) -> str | None:
         if value:
-            from ecc.observability.notify import parse_quiet_hours
+            from ecc.runtime.config.quiet_hours import parse_quiet_hours
 
             parse_quiet_hours(value)  # raises ValueError with the reason
         return value or None
@@ -202,7 +202,7 @@ class Config(_Strict):
 
     def profile(self, name: str) -> AgentProfile:
         """The profile ``name`` with its ``inherits`` chain applied (lists union, prompts join)."""
-        from ecc.adapterkit import resolve_profile
+        from ecc.runtime.config.profiles import resolve_profile
 
         return AgentProfile(**resolve_profile(self.agent_profiles, name))
 
@@ -400,14 +400,12 @@ def load(
 
 
 _current: LoadedConfig | None = None
-_overrides: tuple[str, ...] = ()
 
 
 def set_cli_overrides(overrides: Iterable[str]) -> None:
     """Record ``ecc -c KEY=VALUE`` pairs; they form the last layer of every later load."""
-    global _current, _overrides
-    _overrides = tuple(overrides)
-    fastconfig.set_cli_overrides(_overrides)
+    global _current
+    cli_overrides.set_pairs(tuple(overrides))
     _current = None
 
 
@@ -415,7 +413,7 @@ def current() -> LoadedConfig:
     """The configuration of this process, loaded once."""
     global _current
     if _current is None:
-        _current = load(overrides=fastconfig.cli_overrides())
+        _current = load(overrides=cli_overrides.pairs())
     return _current
 
 

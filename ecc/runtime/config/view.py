@@ -17,7 +17,8 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 from ecc import __version__
-from ecc.runtime import paths
+from ecc.runtime import paths, startcache
+from ecc.runtime.config import overrides as cli_overrides
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing on the hot path
 if TYPE_CHECKING:
@@ -54,19 +55,6 @@ class ConfigView(Mapping):  # Mapping[str, Any] to a type checker; typing stays 
         return json.loads(json.dumps(self._data))
 
 
-_overrides: tuple[str, ...] = ()
-
-
-def set_cli_overrides(overrides: tuple[str, ...]) -> None:
-    """Record ``ecc -c KEY=VALUE`` pairs (kept here so reading them costs no pydantic import)."""
-    global _overrides
-    _overrides = tuple(overrides)
-
-
-def cli_overrides() -> tuple[str, ...]:
-    return _overrides
-
-
 def _wrap(value: Any) -> Any:
     return ConfigView(value) if isinstance(value, dict) else value
 
@@ -93,35 +81,20 @@ def _inputs(cwd: Path | None, overrides: tuple[str, ...]) -> tuple[str, list[Any
     return identity, [_stat_key(p) for p in files]
 
 
-def _cache_file(identity: str) -> Path:
-    digest = paths.sha256_hex(identity)[:24]
-    return paths.cache_dir() / "config" / f"{digest}.json"
-
-
 def view(cwd: Path | None = None) -> ConfigView:
     """The effective configuration, validated, as a :class:`ConfigView`.
 
-    Raises :class:`ecc.contract.errors.ConfigError` exactly as a full load would when the config is bad
-    (a bad config is never cached).
+    Raises :class:`ecc.contract.errors.ConfigError` exactly as a full load would when the
+    config is bad (a bad config is never cached).
     """
-    overrides = cli_overrides()
+    overrides = cli_overrides.pairs()
     identity, fingerprint = _inputs(cwd, overrides)
-    target = _cache_file(identity)
-    try:
-        cached = json.loads(target.read_text())
-        if cached.get("fingerprint") == fingerprint:
-            return ConfigView(cached["config"])
-    except (OSError, ValueError, AttributeError):
-        pass
+    cached = startcache.read("config", identity)
+    if cached is not None and cached.get("fingerprint") == fingerprint:
+        return ConfigView(cached["config"])
     from ecc.runtime.config import model as full
 
     loaded = full.current() if cwd is None else full.load(cwd=cwd, overrides=overrides)
     data = loaded.config.model_dump(mode="json")
-    try:
-        target.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
-        tmp.write_text(json.dumps({"fingerprint": fingerprint, "config": data}))
-        os.replace(tmp, target)
-    except OSError:
-        pass  # a read-only cache only costs speed
+    startcache.write("config", identity, {"fingerprint": fingerprint, "config": data})
     return ConfigView(data)

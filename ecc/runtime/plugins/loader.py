@@ -1,19 +1,23 @@
-"""Discovery (stevedore) and registration (pluggy) of every plugin.
+"""Discovery (stevedore) and registration (pluggy) of every plugin: the one plugin loader.
 
 Built-ins, first-party adapters and third-party packages are all found the same way, through the
-entry-point groups below, and registered in one ``pluggy.PluginManager("ecc")``. The core never
-imports a plugin module by name.
-
-A plugin that cannot be imported, or whose hook implementations do not match ``ecc.contract.hookspecs``,
-is left out with a warning on stderr naming it and its entry point; ecc keeps working.
+entry-point groups of the contract (``ecc.contract.hookspecs.GROUPS``), and registered in one
+``pluggy.PluginManager("ecc")``. The core never imports a plugin module by name. A plugin that
+cannot be imported, or whose hook implementations do not match the specs, is left out with a
+warning on stderr naming it and its entry point; ecc keeps working.
 
 Groups load lazily in the process's :class:`PluginSet`: calling a hook through
-``get_plugins().hook`` first loads the groups of that hook's family (:data:`HOOK_GROUPS`) and
-every group before them in :data:`GROUPS` order, so ``ecc run -d`` imports adapters and
-executors but no notifier, scorer or memory backend. A plugin may implement only hooks of its
-own group's family (else it is refused like one with an unknown hook), and groups always
-register in the same order, so every hook answers exactly as if every group had been loaded
-first. ``PluginSet.pm`` (raw access) loads every group.
+``get_plugins().hook`` first loads the groups of that hook's family (each spec's ``@family``,
+collected in :data:`HOOK_GROUPS`) and every group before them in ``GROUPS`` order, so ``ecc run
+-d`` imports adapters and executors but no notifier, scorer or memory backend. A plugin may
+implement only hooks of its own group's family (else it is refused like one with an unknown
+hook), and groups always register in the same order, so every hook answers exactly as if every
+group had been loaded first. ``PluginSet.pm`` (raw access) loads every group.
+
+Harness hooks (a spec whose first argument is ``harness``) are called through
+:meth:`PluginSet.harness_hook`, on the plugins that declare the harness only. The hot paths use
+the same set in two cheaper forms built from what a full load recorded
+(:mod:`ecc.runtime.plugins.index`): :meth:`PluginSet.for_hooks` and :func:`call_sole`.
 
 ``ECC_PLUGINS`` restricts loading to a comma-separated list of plugin (entry-point) names;
 set and empty, it loads none.
@@ -25,6 +29,9 @@ import json
 import os
 import sys
 
+from ecc.contract import hookspecs
+from ecc.contract.hookspecs import ADAPTERS, GROUPS
+
 TYPE_CHECKING = False  # without importing typing (a memory search imports this module)
 if TYPE_CHECKING:
     from typing import Any
@@ -33,39 +40,24 @@ if TYPE_CHECKING:
 
     from ecc.runtime.config.model import Config
 
-# Groups load (and register) in this order, always as a prefix of it: a command that needs
-# executors loads adapters and executors, one that notifies adds notifiers. The most used come
-# first, so ``ecc run -d`` (adapters, executors) loads nothing else.
-GROUPS: dict[str, str] = {
-    "ecc.adapters": "adapter",
-    "ecc.executors": "executor",
-    "ecc.notifiers": "notifier",
-    "ecc.risk_scorers": "risk scorer",
-    "ecc.memory_backends": "memory backend",
-}
 
-_ADAPTER_HOOKS = (
-    "ecc_harnesses",
-    "ecc_build_command",
-    "ecc_session_env",
-    "ecc_translate_profile",
-    "ecc_resume_command",
-    "ecc_detect_harness",
-    "ecc_parse_output_line",
-    "ecc_install_integration",
-    "ecc_parse_hook_payload",
-    "ecc_hook_response",
-)
+def _families() -> dict[str, tuple[str, ...]]:
+    """Each hook's family, as its spec declares it (``@family`` in ``ecc.contract.hookspecs``)."""
+    return {
+        name: value.ecc_family
+        for name, value in vars(hookspecs).items()
+        if hasattr(value, "ecc_spec") and hasattr(value, "ecc_family")
+    }
+
 
 # The family of each hook: the entry-point groups whose plugins may implement it.
-HOOK_GROUPS: dict[str, tuple[str, ...]] = {
-    **dict.fromkeys(_ADAPTER_HOOKS, ("ecc.adapters",)),
-    "ecc_score_tool_call": ("ecc.risk_scorers",),
-    "ecc_notify": ("ecc.notifiers",),
-    "ecc_memory_backend": ("ecc.memory_backends",),
-    "ecc_executor": ("ecc.executors",),
-    "ecc_register_commands": tuple(GROUPS),  # any plugin may add commands
-}
+HOOK_GROUPS: dict[str, tuple[str, ...]] = _families()
+# Hooks that take the harness name first: called only on the plugins that declare that harness.
+HARNESS_HOOKS = frozenset(
+    name
+    for name, value in vars(hookspecs).items()
+    if name in HOOK_GROUPS and value.__code__.co_varnames[:1] == ("harness",)
+)
 
 
 class PluginRecord:
@@ -153,63 +145,6 @@ def _selected_by_config(group: str, name: str, config: Config | None) -> bool:
     return True
 
 
-NOT_HANDLED = object()
-
-
-def call_sole_implementation(plugin: Any, group: str, hook: str, **kwargs: Any) -> Any:
-    """Call the one implementation of firstresult ``hook`` in plugin module ``plugin``, as
-    pluggy would, without building a plugin manager; :data:`NOT_HANDLED` for anything else.
-
-    For a process that needs one plugin's one hook (``ecc memory search`` and its backend),
-    importing pluggy, ``inspect`` and ``typing`` and registering the plugin cost more than the
-    rest of the start-up. This handles only the plain case, where pluggy's answer is the
-    function's own return value: a module whose marked functions all implement known hooks of
-    ``group``'s family with arguments of their specs, one of them ``hook``, no wrappers, no
-    methods. Anything else, including what pluggy would refuse, is left to pluggy.
-    """
-    from ecc.contract import hookspecs
-    from ecc.contract.markers import hookimpl
-
-    if type(plugin) is not type(sys):
-        return NOT_HANDLED
-    function_type = type(call_sole_implementation)
-    method_like = (staticmethod, classmethod, type(hookimpl.__call__))
-    found: list[tuple[Any, tuple[str, ...]]] = []
-    for name, value in vars(plugin).items():
-        if isinstance(value, method_like):
-            return NOT_HANDLED  # pluggy would look for markers on these too
-        if type(value) is not function_type:
-            continue
-        opts = value.__dict__.get(hookimpl.attribute)
-        if opts is None:
-            continue
-        impl_hook = opts.get("specname") or name
-        spec = getattr(hookspecs, impl_hook, None)
-        spec_opts = getattr(spec, "ecc_spec", None)
-        if not isinstance(spec_opts, dict) or group not in HOOK_GROUPS.get(impl_hook, ()):
-            return NOT_HANDLED
-        if opts.get("wrapper") or opts.get("hookwrapper"):
-            return NOT_HANDLED
-        if any(spec_opts.get(key) for key in ("historic", "warn_on_impl", "warn_on_impl_args")):
-            return NOT_HANDLED
-        code = value.__code__
-        if "." in value.__qualname__ or code.co_kwonlyargcount:
-            return NOT_HANDLED  # pluggy may strip a first ``self``; keyword-only: not passed
-        if "__wrapped__" in value.__dict__:
-            return NOT_HANDLED  # pluggy reads the arguments of the unwrapped function
-        argnames = code.co_varnames[: code.co_argcount - len(value.__defaults__ or ())]
-        spec_code = spec.__code__
-        if not set(argnames) <= set(spec_code.co_varnames[: spec_code.co_argcount]):
-            return NOT_HANDLED  # pluggy refuses it: let it say so
-        if impl_hook == hook:
-            found.append((value, argnames))
-    spec_opts = getattr(getattr(hookspecs, hook, None), "ecc_spec", None)
-    if len(found) != 1 or not isinstance(spec_opts, dict) or not spec_opts.get("firstresult"):
-        return NOT_HANDLED
-    function, argnames = found[0]
-    return function(*[kwargs[argname] for argname in argnames])  # pluggy's call, exactly
-
-
 def import_object(value: str) -> Any:
     """Load an entry point's ``module:attr.path`` (extras in brackets are ignored)."""
     import importlib
@@ -221,7 +156,7 @@ def import_object(value: str) -> Any:
     return obj
 
 
-def _discovery_key() -> str:
+def discovery_key() -> str:
     """What the entry-point list depends on: the interpreter and each sys.path entry's mtime."""
     parts: list[Any] = [sys.executable, sys.prefix, __import__("ecc").__version__]
     # sys.path[0] is the script's directory or the working directory: it holds no installed
@@ -242,16 +177,15 @@ def discover() -> dict[str, list[tuple[str, str]]]:
     stevedore or ``importlib.metadata`` at all. Installing or removing a distribution changes a
     ``sys.path`` directory's mtime and so the key.
     """
-    from ecc.runtime import paths
+    from ecc.runtime import startcache
 
-    key = _discovery_key()
-    target = paths.cache_dir() / "plugins" / (paths.sha256_hex(key)[:24] + ".json")
-    try:
-        cached = json.loads(target.read_text())
-        if cached["key"] == key:
+    key = discovery_key()
+    cached = startcache.read("plugins", key)
+    if cached is not None:
+        try:
             return {group: [tuple(pair) for pair in eps] for group, eps in cached["groups"].items()}
-    except (OSError, ValueError, KeyError, TypeError):
-        pass
+        except (KeyError, TypeError, AttributeError):
+            pass
     from stevedore import NamedExtensionManager
 
     groups: dict[str, list[tuple[str, str]]] = {}
@@ -261,13 +195,7 @@ def discover() -> dict[str, list[tuple[str, str]]]:
         for ep in manager.list_entry_points():
             seen.setdefault(ep.name, ep.value)  # first on sys.path wins, as for imports
         groups[group] = sorted(seen.items())
-    try:
-        target.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
-        tmp.write_text(json.dumps({"key": key, "groups": groups}))
-        os.replace(tmp, target)
-    except OSError:
-        pass  # an unwritable cache costs only speed
+    startcache.write("plugins", key, {"groups": groups})
     return groups
 
 
@@ -282,6 +210,19 @@ class _LazyHooks:
     def __getattr__(self, name: str) -> Any:
         self._set.load(HOOK_GROUPS.get(name, tuple(GROUPS)))
         return getattr(self._set._pm.hook, name)
+
+
+class HarnessHooks:
+    """``harness_hook(NAME).ecc_build_command(...)``: a harness hook of the declaring plugins."""
+
+    __slots__ = ("_harness", "_set")
+
+    def __init__(self, plugin_set: PluginSet, harness: str) -> None:
+        self._set = plugin_set
+        self._harness = harness
+
+    def __getattr__(self, hook: str) -> Any:
+        return self._set._harness_caller(self._harness, hook)
 
 
 class PluginSet:
@@ -309,8 +250,6 @@ class PluginSet:
 
         import pluggy
 
-        from ecc.contract import hookspecs
-
         self._pm = pluggy.PluginManager("ecc")
         self._pm.add_hookspecs(hookspecs)
         self._config = config
@@ -322,8 +261,91 @@ class PluginSet:
         self._loaded = 0  # how many of them are registered (a prefix)
         self._records: list[PluginRecord] = []
         self._hooks = _LazyHooks(self)
+        self._owners: dict[str, list[str]] | None = None  # harness -> plugins that declare it
+        self._harness_callers: dict[tuple[str, str], Any] = {}
         if not lazy:
             self.load()
+
+    @classmethod
+    def for_hooks(cls, config: Config, hooks: tuple[str, ...]) -> PluginSet:
+        """A set that can answer just ``hooks``, built from the start-up index when it has
+        them: only the modules implementing them are imported, each on its own (see
+        :mod:`ecc.runtime.plugins.index`). Otherwise a lazy set of the process, whose load is
+        then recorded for the next start."""
+        from ecc.runtime.plugins import index
+
+        recorded = index.read_hot(config, hooks)
+        if recorded is not None:
+            lean = cls(config, lazy=True, entry_points={})
+            for entry in recorded["modules"]:
+                module = index.load_module(entry["module"], entry["file"])
+                name = f"{entry['plugin']}|{entry['module']}"
+                if not lean._pm.has_plugin(name):
+                    lean._pm.register(module, name=name)
+            lean._owners = recorded["harnesses"]
+            return lean
+        full = get_plugins(config)
+        index.record_hot(full, config, hooks)
+        return full
+
+    @property
+    def config(self) -> Config | None:
+        """The configuration this set selected its plugins by (and passes ``ecc_harnesses``)."""
+        return self._config
+
+    def pm_for(self, hooks: tuple[str, ...]) -> pluggy.PluginManager:
+        """The manager with the families of ``hooks`` (and the groups before them) loaded."""
+        self.load(tuple({group for hook in hooks for group in HOOK_GROUPS.get(hook, GROUPS)}))
+        return self._pm
+
+    def harness_owners(self) -> dict[str, list[str]]:
+        """Each harness name (and alias) with the registered plugins whose ``ecc_harnesses``
+        declares it, in registration order; computed once."""
+        if self._owners is None:
+            from ecc.runtime.plugins.calls import call_each
+
+            owners: dict[str, list[str]] = {}
+            for outcome in reversed(call_each(self.hook.ecc_harnesses, config=self._config)):
+                if outcome.error is not None:
+                    warn(
+                        f"plugin {outcome.name!r} could not declare its harnesses: "
+                        f"{type(outcome.error).__name__}: {outcome.error}"
+                    )
+                    continue
+                result = outcome.result
+                infos = result if isinstance(result, list | tuple) else [result]
+                for info in infos:
+                    if info is None:
+                        continue
+                    for name in (info.name, *info.aliases):
+                        plugins = owners.setdefault(name, [])
+                        if outcome.registered_as not in plugins:
+                            plugins.append(outcome.registered_as)
+            self._owners = owners
+        return self._owners
+
+    def harness_hook(self, harness: str) -> HarnessHooks:
+        """The harness hooks (``ecc_build_command``, ``ecc_parse_hook_payload``, …) of the
+        plugins that declare ``harness``: no other adapter is called for it."""
+        return HarnessHooks(self, harness)
+
+    def _harness_caller(self, harness: str, hook: str) -> Any:
+        key = (harness, hook)
+        caller = self._harness_callers.get(key)
+        if caller is None:
+            if hook not in HARNESS_HOOKS:
+                raise AttributeError(f"{hook} is not a hook that takes a harness")
+            owners = set(self.harness_owners().get(harness, ()))
+            pm = self.pm_for((hook,))
+            others = [
+                plugin
+                for registered, plugin in pm.list_name_plugin()
+                if registered.startswith(ADAPTERS + ":")
+                and registered.partition("|")[0] not in owners
+            ]
+            caller = pm.subset_hook_caller(hook, remove_plugins=others)
+            self._harness_callers[key] = caller
+        return caller
 
     @property
     def pm(self) -> pluggy.PluginManager:
@@ -443,6 +465,38 @@ class PluginSet:
             )
 
 
+def call_sole(group: str, plugin: str, hook: str, /, **kwargs: Any) -> Any:
+    """The answer of firstresult ``hook`` from the plugin ``group:plugin`` alone (None when it is
+    not installed or not allowed), loading nothing else.
+
+    Warm, when pluggy has already found that plugin to implement ``hook`` once and plainly, its
+    recorded function is called directly with the arguments pluggy passes (see
+    :mod:`ecc.runtime.plugins.index`): a memory search then imports neither pluggy nor
+    stevedore. Otherwise a plugin set holding that entry point alone answers, checking and
+    refusing a broken plugin with the usual warning, and records what pluggy found.
+    """
+    from ecc.runtime.plugins import index
+
+    allowed = allowed_names()
+    value = dict(discover().get(group, [])).get(plugin)
+    if value is None or (allowed is not None and plugin not in allowed):
+        return None
+    recorded = index.read_sole(group, plugin, value, hook)
+    if recorded is not None:
+        try:
+            function = getattr(import_object(value), recorded["attribute"])
+        except Exception:
+            function = None  # the plugin set below reports it, as a full load does
+        if function is not None:
+            return function(*[kwargs[arg] for arg in recorded["argnames"]])
+    single = PluginSet(None, lazy=True, entry_points={group: [(plugin, value)]})
+    caller = getattr(single.hook, hook)
+    registered = single._pm.get_plugin(f"{group}:{plugin}")
+    if registered is not None:
+        index.record_sole(group, plugin, value, hook, caller, registered)
+    return caller(**kwargs)
+
+
 _plugins: PluginSet | None = None
 
 
@@ -453,8 +507,8 @@ def _plugin_name(record: PluginRecord) -> str:
 def get_plugins(config: Any = None) -> PluginSet:
     """The plugins of this process, for the effective configuration, loaded group by group.
 
-    ``config`` may be an ``ecc.runtime.config.model.Config`` or an ``ecc.runtime.config.view.ConfigView``; without one,
-    the cached view is used so that hot paths never import pydantic. Call hooks through the
+    ``config`` is the validated view (``ecc.runtime.config.view.view()`` when not given), so hot
+    paths never import pydantic. Call hooks through the
     set's ``hook`` to load only their family of groups; ``.pm`` loads every group.
     """
     global _plugins

@@ -1,0 +1,149 @@
+"""What a hot path needs from a plugin load, recorded once from pluggy's own registration.
+
+``ecc hook`` calls three hooks on every tool call and ``ecc memory search`` calls one: building
+a full plugin set for them (stevedore, every adapter package, pydantic for some) costs more than
+their work. So the first time, the set is built as usual and pluggy validates and orders it;
+then what pluggy worked out is written to the start-up cache (:mod:`ecc.runtime.startcache`):
+
+* ``hook``: for the hooks of a hot path, which module of which plugin implements them (in
+  pluggy's order), and which plugins declare which harness. A warm start imports just those
+  modules (an adapter's ``integration`` module without its package) into a fresh manager.
+* ``sole``: for a firstresult hook that one plugin answers alone (the memory backend), the
+  attribute, the argument names pluggy passes and whether it is a plain implementation. A warm
+  start calls that function itself, exactly as pluggy's call of one implementation does.
+
+Every entry is keyed by what it was computed from (installed distributions, ``ECC_PLUGINS``,
+the validated config, the implementing module's file), so anything that could change pluggy's
+answer misses and takes the full path again.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+from ecc.runtime import startcache
+
+TYPE_CHECKING = False  # typing stays unimported on the hot paths
+if TYPE_CHECKING:
+    from typing import Any
+
+    from ecc.runtime.plugins.loader import PluginSet
+
+FORMAT = 2
+
+
+def _file_stamp(function: Any) -> list[Any] | None:
+    """The file defining ``function`` and its identity, or None for a function without one."""
+    module = sys.modules.get(getattr(function, "__module__", "") or "")
+    file = getattr(module, "__file__", None)
+    if not file:
+        return None
+    try:
+        st = os.stat(file)
+    except OSError:
+        return None
+    return [file, st.st_mtime_ns, st.st_size]
+
+
+def _config_data(config: Any) -> Any:
+    if config is None:
+        return None
+    to_dict = getattr(config, "to_dict", None)
+    return to_dict() if to_dict is not None else config.model_dump(mode="json")
+
+
+def hot_key(config: Any, hooks: tuple[str, ...]) -> str:
+    from ecc.runtime.plugins.loader import discovery_key
+
+    return json.dumps(
+        [FORMAT, discovery_key(), os.environ.get("ECC_PLUGINS"), hooks, _config_data(config)]
+    )
+
+
+def read_hot(config: Any, hooks: tuple[str, ...]) -> dict[str, Any] | None:
+    """The recorded modules and harness owners for ``hooks``, or None when not recorded."""
+    return startcache.read("hook", hot_key(config, hooks))
+
+
+def record_hot(plugin_set: PluginSet, config: Any, hooks: tuple[str, ...]) -> dict[str, Any]:
+    """Record which modules implement ``hooks`` in ``plugin_set`` (loaded for ``config``)."""
+    pm = plugin_set.pm_for(hooks)
+    modules: list[dict[str, str]] = []
+    seen: set[tuple[str, str]] = set()
+    for hook_name in hooks:
+        for impl in getattr(pm.hook, hook_name).get_hookimpls():
+            module_name = impl.function.__module__
+            module = sys.modules.get(module_name)
+            key = (impl.plugin_name, module_name)
+            if key in seen or module is None or not getattr(module, "__file__", None):
+                continue
+            seen.add(key)
+            modules.append(
+                {"plugin": impl.plugin_name, "module": module_name, "file": module.__file__}
+            )
+    data = {"modules": modules, "harnesses": plugin_set.harness_owners()}
+    startcache.write("hook", hot_key(config, hooks), data)
+    return data
+
+
+def load_module(name: str, file: str) -> Any:
+    """Import module ``name`` from ``file`` without importing its parent package first."""
+    module = sys.modules.get(name)
+    if module is not None:
+        return module
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(name, file)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot load {name} from {file}")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        del sys.modules[name]
+        raise
+    return module
+
+
+# -- one plugin's sole implementation ----------------------------------------------------------
+
+
+def _sole_key(group: str, name: str, value: str, hook: str) -> str:
+    from ecc.runtime.plugins.loader import discovery_key
+
+    return json.dumps([FORMAT, discovery_key(), group, name, value, hook])
+
+
+def read_sole(group: str, name: str, value: str, hook: str) -> dict[str, Any] | None:
+    """The recorded plain implementation of ``hook`` by plugin ``name``, if still current."""
+    data = startcache.read("sole", _sole_key(group, name, value, hook))
+    if data is None:
+        return None
+    stamp = data.get("stamp")
+    try:
+        st = os.stat(stamp[0])
+    except (OSError, TypeError, IndexError):
+        return None
+    return data if [stamp[0], st.st_mtime_ns, st.st_size] == stamp else None
+
+
+def record_sole(group: str, name: str, value: str, hook: str, caller: Any, plugin: Any) -> None:
+    """Record ``caller``'s implementation when pluggy calls exactly one plain function for it."""
+    impls = caller.get_hookimpls()
+    spec = caller.spec
+    if len(impls) != 1 or spec is None or not spec.opts.get("firstresult"):
+        return
+    impl = impls[0]
+    if impl.wrapper or impl.hookwrapper or impl.plugin is not plugin:
+        return
+    attribute = next(
+        (attr for attr in dir(plugin) if getattr(plugin, attr, None) == impl.function), None
+    )
+    stamp = _file_stamp(impl.function)
+    if attribute is None or stamp is None:
+        return
+    data = {"attribute": attribute, "argnames": list(impl.argnames), "stamp": stamp}
+    startcache.write("sole", _sole_key(group, name, value, hook), data)

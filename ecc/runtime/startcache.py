@@ -1,0 +1,51 @@
+"""The start-up cache: derived JSON that lets the hot paths skip work a full start would do.
+
+``ecc hook``, ``ecc memory search``, ``ecc run -d`` and the session runner each start a fresh
+interpreter. Validating the config (pydantic), scanning entry points (stevedore) and importing
+every plugin cost more than their own work, so each result is kept here once computed: the
+validated config view (``config``), the entry-point list (``plugins``) and which plugin modules
+implement the hooks a hot path calls (``hook``). Each file is named by a hash of its ``key``
+(what it was computed from) and holds that key, so a changed input simply misses. Deleting the
+folder changes nothing but speed; an unwritable one only costs speed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+from ecc.runtime import paths
+
+TYPE_CHECKING = False  # typing stays unimported on the hot paths
+if TYPE_CHECKING:
+    from pathlib import Path
+    from typing import Any
+
+
+def location(kind: str, key: str) -> Path:
+    """Where the entry of ``kind`` computed from ``key`` lives."""
+    return paths.cache_dir() / kind / f"{paths.sha256_hex(key)[:24]}.json"
+
+
+def read(kind: str, key: str) -> dict[str, Any] | None:
+    """The entry stored for exactly ``key``, or None (missing, unreadable, another key)."""
+    try:
+        with open(location(kind, key), encoding="utf-8") as handle:
+            data = json.load(handle)
+    except (OSError, ValueError):
+        return None
+    if not isinstance(data, dict) or data.get("key") != key:
+        return None
+    return data
+
+
+def write(kind: str, key: str, data: dict[str, Any]) -> None:
+    """Store ``data`` for ``key`` atomically (a reader sees the old entry or the new one)."""
+    target = location(kind, key)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+        tmp.write_text(json.dumps({**data, "key": key}), encoding="utf-8")
+        os.replace(tmp, target)
+    except OSError:
+        pass  # a read-only cache costs only speed
