@@ -48,11 +48,11 @@ def _config() -> Check:
 
 def _plugins() -> Check:
     from ecc.contract.errors import EccError
-    from ecc.runtime.config.model import get_config
+    from ecc.runtime.config.view import view
     from ecc.runtime.plugins.loader import PluginSet
 
     try:
-        plugin_set = PluginSet(get_config())
+        plugin_set = PluginSet(view())
     except EccError as exc:
         return Check("plugins", False, exc.message)
     broken = [r for r in plugin_set.records if r.error]

@@ -47,10 +47,10 @@ def _version(program: str) -> str | None:
 @json_option
 def list_command(no_version: bool, as_json: bool) -> None:
     """Installed harness adapters, their CLI on PATH and version, and detection here."""
-    from ecc.runtime.config.model import get_config
+    from ecc.runtime.config.view import view
     from ecc.sessions import harnesses
 
-    config = get_config()
+    config = view()
     table = harnesses.available(config)
     detected = set(harnesses.detect(Path.cwd(), config))
     rows: list[dict[str, Any]] = []
@@ -83,13 +83,10 @@ def list_command(no_version: bool, as_json: bool) -> None:
 
 
 def _profile(name: str | None, config: Any) -> Any:
-    from ecc.runtime.config.model import AgentProfile
+    from ecc.runtime.config.profiles import agent_profile
 
     wanted = name or config.default_profile
-    if not wanted:
-        return None
-    profile = config.profile(wanted)
-    return profile if isinstance(profile, AgentProfile) else AgentProfile(**dict(profile))
+    return agent_profile(config, wanted) if wanted else None
 
 
 @harness_group.command("command")
@@ -106,11 +103,11 @@ def command_command(
     Shown for the current directory as the session directory, with session id ``preview``.
     """
     from ecc.contract.types import LaunchContext
-    from ecc.runtime.config.model import get_config
+    from ecc.runtime.config.view import view
     from ecc.runtime.plugins.loader import get_plugins
     from ecc.sessions import harnesses
 
-    config = get_config()
+    config = view()
     harness = harnesses.canonical_name(name, config)
     profile = _profile(profile_name, config)
     cwd = Path.cwd()
@@ -122,7 +119,7 @@ def command_command(
         config=config,
         profile=profile,
     )
-    hook = get_plugins(config).hook
+    hook = get_plugins(config).harness_hook(harness)
     folded = ""
     if profile is not None:
         translation = hook.ecc_translate_profile(harness=harness, profile=profile, launch=launch)
@@ -204,7 +201,7 @@ def matrix_rows(config: Any, project: Path) -> list[dict[str, Any]]:
     from ecc.runtime.plugins.loader import get_plugins
     from ecc.sessions import harnesses
 
-    hook = get_plugins(config).hook
+    plugin_set = get_plugins(config)
     detected = set(harnesses.detect(project, config))
     rows = []
     for name, info in harnesses.available(config).items():
@@ -220,7 +217,9 @@ def matrix_rows(config: Any, project: Path) -> list[dict[str, Any]]:
                 "other_capabilities": sorted(set(info.capabilities) - set(SURFACES)),
                 "detected": name in detected,
                 "installed": {
-                    kind: _installed_here(hook, name, kind, project) if surfaces[kind] else None
+                    kind: _installed_here(plugin_set.harness_hook(name), name, kind, project)
+                    if surfaces[kind]
+                    else None
                     for kind in INTEGRATIONS
                 },
             }
@@ -269,10 +268,10 @@ def matrix_command(fmt: str | None) -> None:
     in this project (hooks, MCP server, skills), read without writing anything.
     """
     from ecc.runtime import paths
-    from ecc.runtime.config.model import get_config
+    from ecc.runtime.config.view import view
 
     project = paths.find_project_root() or Path.cwd()
-    rows = matrix_rows(get_config(), project)
+    rows = matrix_rows(view(), project)
     if fmt == "json":
         emit_json(
             {

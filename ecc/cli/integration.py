@@ -28,11 +28,11 @@ def apply_integration(
     from ecc.contract.errors import EccError
     from ecc.contract.types import IntegrationRequest
     from ecc.runtime import paths
-    from ecc.runtime.config.model import get_config
+    from ecc.runtime.config.view import view
     from ecc.runtime.plugins.loader import get_plugins
     from ecc.sessions.harnesses import canonical_name
 
-    config = get_config()
+    config = view()
     name = canonical_name(harness, config)
     request = IntegrationRequest(
         kind=kind,
@@ -42,7 +42,8 @@ def apply_integration(
         dry_run=dry_run,
         options=options,
     )
-    result = get_plugins(config).hook.ecc_install_integration(harness=name, request=request)
+    adapter = get_plugins(config).harness_hook(name)
+    result = adapter.ecc_install_integration(harness=name, request=request)
     if result is None:
         raise EccError(f"no installed adapter can {action} {what} for harness {name!r}")
     if as_json:

@@ -20,9 +20,9 @@ def test_command(notifier: str | None, as_json: bool) -> None:
     from ecc.contract.errors import EccError
     from ecc.contract.types import Notification
     from ecc.observability.notify import _deliver, _record
-    from ecc.runtime.config.model import get_config
+    from ecc.runtime.config.view import view
 
-    config = get_config()
+    config = view()
     notification = Notification(
         event="test",
         title="ecc: test notification",

@@ -11,10 +11,10 @@ from ecc.cli.output import emit_json, json_option, say
 @json_option
 def plugins_command(as_json: bool) -> None:
     """List every plugin entry point: group, distribution, hooks, and load errors."""
-    from ecc.runtime.config.model import get_config
+    from ecc.runtime.config.view import view
     from ecc.runtime.plugins.loader import PluginSet
 
-    plugin_set = PluginSet(get_config(), load_all=True)
+    plugin_set = PluginSet(view(), load_all=True)
     plugin_set.add_distribution_info()
     records = sorted(plugin_set.records, key=lambda r: (r.group, r.name))
     if as_json:

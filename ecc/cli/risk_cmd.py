@@ -28,7 +28,7 @@ def score_command(tool: str, text: str, harness: str, as_json: bool) -> None:
     """Print the score (0..1), the action it maps to, and each contribution's reason."""
     from ecc.contract.types import ToolCall
     from ecc.observability.risk import score_call
-    from ecc.runtime.config.model import get_config
+    from ecc.runtime.config.view import view
 
     payload: dict[str, object] | str = text
     if text.lstrip().startswith("{"):
@@ -38,7 +38,7 @@ def score_command(tool: str, text: str, harness: str, as_json: bool) -> None:
             parsed = None
         if isinstance(parsed, dict):
             payload = parsed
-    config = get_config()
+    config = view()
     assessment = score_call(ToolCall(tool=tool, input=payload, harness=harness), config)
     if as_json:
         emit_json({"tool": tool, **assessment.as_dict()})

@@ -92,10 +92,10 @@ def _apply(
 ) -> None:
     from ecc.contract.errors import EccError
     from ecc.contract.types import IntegrationRequest
-    from ecc.runtime.config.model import get_config
+    from ecc.runtime.config.view import view
     from ecc.runtime.plugins.loader import get_plugins
 
-    config = get_config()
+    config = view()
     project = _project()
     options: dict[str, Any] = {}
     if action == "install":
@@ -104,7 +104,7 @@ def _apply(
 
         load_source(folder)  # refuse an invalid source once, before any harness is touched
         options["source"] = str(folder)
-    hook = get_plugins(config).hook
+    plugin_set = get_plugins(config)
     names = _targets(harness, every, config)
 
     def run(name: str, dry: bool) -> Any:
@@ -116,7 +116,7 @@ def _apply(
             dry_run=dry,
             options=dict(options),
         )
-        return hook.ecc_install_integration(harness=name, request=request)
+        return plugin_set.harness_hook(name).ecc_install_integration(harness=name, request=request)
 
     # Plan every harness first (a dry run raises what a real run would), then write: a refusal
     # in one harness leaves all of them untouched.

@@ -90,8 +90,8 @@ def assess(call: ToolCall, config: Any, hook: Any) -> RiskAssessment:
 
 def score_call(call: ToolCall, config: Any = None) -> RiskAssessment:
     """Score ``call`` with the process's plugins and configuration (the CLI path)."""
-    from ecc.runtime.config.model import get_config
+    from ecc.runtime.config.view import view
     from ecc.runtime.plugins.loader import get_plugins
 
-    config = config or get_config()
+    config = config or view()
     return assess(call, config, get_plugins(config).hook)

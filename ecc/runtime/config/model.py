@@ -202,9 +202,9 @@ class Config(_Strict):
 
     def profile(self, name: str) -> AgentProfile:
         """The profile ``name`` with its ``inherits`` chain applied (lists union, prompts join)."""
-        from ecc.runtime.config.profiles import resolve_profile
+        from ecc.runtime.config.profiles import agent_profile
 
-        return AgentProfile(**resolve_profile(self.agent_profiles, name))
+        return agent_profile(self, name)
 
 
 # --------------------------------------------------------------------------------------------

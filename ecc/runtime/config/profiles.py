@@ -44,3 +44,11 @@ def resolve_profile(profiles: Mapping[str, Any], name: str) -> dict[str, Any]:
             else:
                 merged[key] = value
     return merged
+
+
+def agent_profile(config: Any, name: str) -> Any:
+    """Profile ``name`` of ``config`` (the view or the model) resolved, as the typed
+    ``AgentProfile`` adapters receive (this imports pydantic: only sessions with a profile)."""
+    from ecc.runtime.config.model import AgentProfile
+
+    return AgentProfile(**resolve_profile(config.agent_profiles, name))
