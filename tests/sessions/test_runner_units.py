@@ -1,4 +1,4 @@
-"""The runner's capture pieces in-process: line splitting, parser ownership, usage events."""
+"""Capture in-process: line splitting, parser ownership, usage events (ecc.sessions.capture)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from ecc.contract.types import OutputEvent
-from ecc.sessions.runner import MAX_LINE_BYTES, Reader, apply_output_event, owning_parser
+from ecc.sessions.capture import MAX_LINE_BYTES, Reader, apply_output_event, owning_parser
 from ecc.store.base import Store
 from ecc.store.models import State
 from ecc.store.sqlite import SqliteStore
