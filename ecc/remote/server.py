@@ -3,7 +3,7 @@
 * A non-loopback address is refused without TLS unless ``--insecure`` (then a warning).
 * Slow clients: a request's headers must arrive within ``remote.read_timeout_secs`` of the
   connection (or of the previous response) — :class:`GuardedH11Protocol`, since uvicorn has no
-  header timeout of its own; the body has the same deadline (:class:`ecc.remote.app.Guard`);
+  header timeout of its own; the body has the same deadline (:class:`ecc.remote.guard.Guard`);
   idle keep-alive connections close after ``KEEP_ALIVE_SECS``; headers are capped at
   ``MAX_HEADER_BYTES``; connections beyond ``--max-connections`` get 503.
 * The listening socket is opened here (``--port 0`` picks a free port), and the address is
@@ -119,7 +119,8 @@ def serve(
 ) -> None:
     import uvicorn
 
-    from ecc.remote.app import Settings, create_app
+    from ecc.remote.app import create_app
+    from ecc.remote.settings import Settings
     from ecc.remote.tokens import TokenSet, server_tokens
     from ecc.runtime.config.model import get_config
 

@@ -153,7 +153,7 @@ def test_token_set_and_header_parsing() -> None:
 
 
 def test_rate_limiter_refills_with_its_clock() -> None:
-    from ecc.remote.app import RateLimiter
+    from ecc.remote.guard import RateLimiter
 
     now = [0.0]
     limiter = RateLimiter(60, clock=lambda: now[0])

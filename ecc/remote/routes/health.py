@@ -1,0 +1,24 @@
+"""``GET /v1/health``: liveness, the one route besides the schema that needs no token."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from fastapi import APIRouter
+
+from ecc.remote import schemas
+
+if TYPE_CHECKING:
+    from ecc.remote.settings import Settings
+    from ecc.remote.storepool import StorePool
+
+
+def router(settings: Settings, pool: StorePool) -> APIRouter:
+    routes = APIRouter()
+
+    @routes.get("/v1/health", response_model=schemas.Health, tags=["meta"])
+    def health() -> schemas.Health:
+        """Liveness only; needs no token and reveals nothing else."""
+        return schemas.Health(ok=True)
+
+    return routes
