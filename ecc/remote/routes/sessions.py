@@ -1,9 +1,10 @@
 """``/v1/sessions``: create (and start) a session, list sessions, get one.
 
-A session is created and started with the same calls as ``ecc run -d`` (``manager.create`` then
-``manager.submit``): the session row is in the store before its runner is spawned, and the runner
+A session is started with the same call as ``ecc run -d`` (``ecc.sessions.service.start``, with
+the app's config): the session row is in the store before its runner is spawned, and the runner
 is a detached process, so a restart of the server loses nothing (the daemon re-submits a pending
-session no runner claimed). The repository, harness and profile are checked against ``remote.allowed_*`` first.
+session no runner claimed). The repository, harness and profile are checked against
+``remote.allowed_*`` first.
 """
 
 from __future__ import annotations
@@ -42,7 +43,7 @@ def router(settings: Settings, pool: StorePool) -> APIRouter:
         response: Response, body: Annotated[schemas.SessionCreate, Body()]
     ) -> schemas.SessionOut:
         """Create a session and start it (as ``ecc run -d`` does)."""
-        from ecc.sessions import manager
+        from ecc.sessions import manager, service
 
         config = settings.config
         repository = _allowed_repository(body.repository, settings)
@@ -57,15 +58,15 @@ def router(settings: Settings, pool: StorePool) -> APIRouter:
             cwd=repository,
         )
         try:
-            session = manager.create(store, request, config)
+            session = service.start(store, request, config)
+        except service.NotStarted as exc:
+            raise ApiError(
+                503,
+                "not_started",
+                f"session {exc.session.id} could not be started: {exc.message}",
+            ) from None
         except EccError as exc:
             raise ApiError(422, "rejected", exc.message) from None
-        try:
-            manager.submit(store, session)
-        except EccError as exc:
-            raise ApiError(
-                503, "not_started", f"session {session.id} could not be started: {exc.message}"
-            ) from None
         log.info("session %s created (%s) in %s", session.id, harness, repository)
         response.headers["Location"] = f"/v1/sessions/{session.id}"
         return schemas.SessionOut.of(store.get_session(session.id) or session)
