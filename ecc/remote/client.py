@@ -261,10 +261,26 @@ def exit_status(session: dict[str, Any]) -> int:
     return 1
 
 
-def _say_row(row: dict[str, Any]) -> None:
-    from ecc.cli.output import say
+def _say(text: object = "", *, err: bool = False) -> None:
+    """One line of human output, control sequences neutralised (as the local commands print)."""
+    import click
 
-    say(row["line"], err=row["stream"] == "stderr")
+    from ecc.runtime.terminal import sanitize
+
+    click.echo(sanitize(text), err=err)
+
+
+def _emit_json(payload: Any) -> None:
+    """``--json`` output, as the local commands print it."""
+    import click
+
+    from ecc.runtime.terminal import json_text
+
+    click.echo(json_text(payload))
+
+
+def _say_row(row: dict[str, Any]) -> None:
+    _say(row["line"], err=row["stream"] == "stderr")
 
 
 def _repository(cwd: Path | None) -> str:
@@ -286,8 +302,6 @@ def run_remote(
     as_json: bool,
 ) -> None:
     """``ecc run --remote``: create on the server, then follow its output (unless detached)."""
-    from ecc.cli.output import emit_json, say
-
     client = Client.for_remote(remote)
     session = client.create(
         task,
@@ -299,12 +313,12 @@ def run_remote(
     )
     if detach:
         if as_json:
-            emit_json(session)
+            _emit_json(session)
         else:
-            say(f"Session started: {session['id']} (remote {remote})")
+            _say(f"Session started: {session['id']} (remote {remote})")
         return
     if not as_json:
-        say(
+        _say(
             f"Session {session['id']} started ({session['harness']}) on remote {remote}; "
             "Ctrl-C detaches.",
             err=True,
@@ -317,12 +331,12 @@ def run_remote(
             elif event == "end":
                 final = data
     except KeyboardInterrupt:
-        say(f"\nDetached from session {session['id']}; it keeps running.", err=True)
+        _say(f"\nDetached from session {session['id']}; it keeps running.", err=True)
         sys.exit(130)
     if as_json:
-        emit_json(final)
+        _emit_json(final)
     else:
-        say(f"Session {final['id']} {final['state']}: {final.get('reason', '')}", err=True)
+        _say(f"Session {final['id']} {final['state']}: {final.get('reason', '')}", err=True)
     sys.exit(exit_status(final))
 
 
@@ -333,19 +347,17 @@ def _age(text: str | None) -> str:
 
 
 def sessions_remote(remote: str, show_all: bool, states: list[str], as_json: bool) -> None:
-    from ecc.cli.output import emit_json, say
-
     rows = Client.for_remote(remote).list_sessions(states or None, show_all)
     if as_json:
-        emit_json(rows)
+        _emit_json(rows)
         return
     if not rows:
-        say("No sessions." if show_all or states else "No active sessions (--all shows finished).")
+        _say("No sessions." if show_all or states else "No active sessions (--all shows finished).")
         return
     for s in rows:
         label = f" {s['name']}" if s.get("name") else ""
         first = (s["task"].splitlines() or [""])[0][:60]
-        say(
+        _say(
             f"{s['id']}  {s['state']:<9} {s['harness']:<8} {_age(s['created_at']):>9}{label}  "
             f"{first}"
         )
@@ -361,8 +373,6 @@ def logs_remote(
     as_json: bool,
 ) -> None:
     """``ecc logs --remote``: the same output and shapes as the local command."""
-    from ecc.cli.output import emit_json
-
     client = Client.for_remote(remote)
     rows: list[dict[str, Any]] = []
     session_id = ref
@@ -381,7 +391,7 @@ def logs_remote(
                 break
             last = page["next_after"]
     if as_json and not follow:
-        emit_json([{"session_id": session_id, **row} for row in rows])
+        _emit_json([{"session_id": session_id, **row} for row in rows])
         return
     for row in rows:
         last = max(last, row["seq"])
@@ -406,10 +416,8 @@ def _print_row(row: dict[str, Any], as_json: bool, session_id: str) -> None:
 
 
 def stop_remote(remote: str, ref: str, grace: float | None, as_json: bool) -> None:
-    from ecc.cli.output import emit_json, say
-
     final = Client.for_remote(remote).stop(ref, grace)
     if as_json:
-        emit_json(final)
+        _emit_json(final)
     else:
-        say(f"Session {final['id']} {final['state']}: {final['reason']}")
+        _say(f"Session {final['id']} {final['state']}: {final['reason']}")
