@@ -1,14 +1,13 @@
 """The dashboard application: a sessions table over detail panes, a status bar and a footer.
 
 The UI thread only reads the store (incrementally, see :mod:`ecc.tui.data`). Every action runs in
-a worker thread with its own store connection and calls the same functions the CLI uses
-(:mod:`ecc.sessions.manager`, :mod:`ecc.sessions.worktrees`, :func:`ecc.sessions.daemon.prune`, the vault
-service), so a slow stop or git command never freezes the screen.
+a worker thread with its own store connection, so a slow stop or git command never freezes the
+screen: the keys that steer sessions are in :mod:`ecc.tui.controls`, and what the threads do (the
+same functions the CLI uses) in :mod:`ecc.tui.actions`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -31,8 +30,9 @@ from textual.widgets import (
 
 from ecc.contract.errors import EccError
 from ecc.runtime.terminal import sanitize
-from ecc.tui import data
-from ecc.tui.screens import ConfirmScreen, NewSessionScreen, PromptScreen
+from ecc.tui import actions, data
+from ecc.tui.controls import SessionControls
+from ecc.tui.screens import PromptScreen
 
 if TYPE_CHECKING:
     from ecc.runtime.config.model import Config
@@ -44,7 +44,7 @@ TOOL_COLUMNS = ("Time", "Tool", "Score", "Action", "Decision", "Input")
 AGE_REFRESH_SECS = 1.0
 
 
-class DashboardApp(App[None]):
+class DashboardApp(SessionControls, App[None]):
     """Watch and steer every session."""
 
     TITLE = "ecc dashboard"
@@ -338,17 +338,8 @@ class DashboardApp(App[None]):
         )
 
     def _diff_thread(self, session: Session) -> None:
-        from ecc.sessions import worktrees
-
         try:
-            text = worktrees.diff(
-                Path(session.repo_root or session.project_dir),
-                Path(session.worktree_path or ""),
-                session.worktree_branch or "",
-                session.base_branch,
-                session.base_commit,
-            )
-            shown = data.diff_text(text) if text else Text("No changes yet.", "dim")
+            shown = actions.session_diff(session)
         except EccError as exc:
             shown = Text(sanitize(exc.message), "red")
         self.call_from_thread(self._show_diff, session.id, shown)
@@ -363,36 +354,6 @@ class DashboardApp(App[None]):
         text = sanitize(message)
         self.messages.append(("error: " if error else "") + text)
         self.notify(text, severity="error" if error else "information", markup=False)
-
-    def _in_thread(self, label: str, work: Callable[[Store], str | None]) -> None:
-        """Run ``work`` with its own store connection in a thread; report what it returns."""
-
-        def run() -> None:
-            from ecc.store.open import open_store
-
-            try:
-                store = open_store(config=self.config)
-                try:
-                    message = work(store)
-                finally:
-                    store.close()
-            except EccError as exc:
-                self.call_from_thread(self.report, f"{label}: {exc.message}", error=True)
-                return
-            except Exception as exc:  # keep the dashboard alive; say what went wrong
-                self.call_from_thread(self.report, f"{label} failed: {exc}", error=True)
-                return
-            if message:
-                self.call_from_thread(self.report, message)
-            self.call_from_thread(self.refresh_now, True)
-
-        self.run_worker(run, thread=True, group="actions", name=label)
-
-    def _need_selected(self) -> Session | None:
-        session = self.selected_session()
-        if session is None:
-            self.report("no session selected", error=True)
-        return session
 
     # -- actions ---------------------------------------------------------------------------
 
@@ -435,215 +396,12 @@ class DashboardApp(App[None]):
 
         def run() -> None:
             try:
-                result = _memory_search(query, root)
-                shown = Text(f"Memory of {sanitize(root)}:\n", "dim") + data.memory_text(result)
+                shown = actions.memory_search(query, root)
             except EccError as exc:
                 shown = Text(sanitize(exc.message), "red")
             self.call_from_thread(target.update, shown)
 
         self.run_worker(run, thread=True, group="memory", exclusive=True)
-
-    def action_new_session(self) -> None:
-        from ecc.sessions import harnesses
-
-        try:
-            names = sorted(harnesses.available(self.config))
-        except EccError as exc:
-            self.report(exc.message, error=True)
-            names = []
-        session = self.selected_session()
-        screen = NewSessionScreen(
-            names,
-            sorted(self.config.agent_profiles),
-            default_harness=self.config.default_harness,
-            default_profile=self.config.default_profile,
-            directory=Path(session.project_dir) if session else self.cwd,
-            use_worktree=self.config.auto_create_worktrees,
-        )
-        self.push_screen(screen, self._create_session)
-
-    def _create_session(self, values: dict[str, Any] | None) -> None:
-        if not values:
-            return
-        from ecc.sessions import manager
-
-        def work(store: Store) -> str:
-            request = manager.Request(
-                task=values["task"],
-                harness=values["harness"],
-                profile=values["profile"],
-                use_worktree=values["use_worktree"],
-                cwd=values["cwd"],
-            )
-            session = manager.create(store, request, self.config)
-            manager.submit(store, session)
-            self._select_when_seen = session.id
-            return f"Session {session.id} started ({session.harness})"
-
-        self._in_thread("new session", work)
-
-    def action_stop(self) -> None:
-        session = self._need_selected()
-        if session is None:
-            return
-        if session.terminal:
-            self.report(f"session {session.id} is already {session.state.value}", error=True)
-            return
-        from ecc.sessions import manager
-
-        def work(store: Store) -> str:
-            final = manager.stop(store, manager.find(store, session.id), self.config)
-            return f"Session {final.id} {final.state.value}: {final.reason}"
-
-        body = Text("Stop ")
-        body.append(session.id, "bold")
-        body.append(f" ({data.one_line(session.task, 50)})?\n")
-        body.append("SIGTERM to its process group, SIGKILL after the grace period. ")
-        body.append("Its worktree and branch are kept.")
-        self._confirm("Stop session", body, "Stop", lambda: self._in_thread("stop", work))
-
-    def action_resume(self) -> None:
-        session = self._need_selected()
-        if session is None:
-            return
-        from ecc.sessions import manager
-
-        def work(store: Store) -> str:
-            resumed = manager.resume(store, manager.find(store, session.id), self.config)
-            return f"Session {resumed.id} resumed"
-
-        self._in_thread("resume", work)
-
-    def action_remove(self) -> None:
-        session = self._need_selected()
-        if session is None:
-            return
-        if session.active:
-            self.report(f"session {session.id} is {session.state.value}; stop it first", error=True)
-            return
-        from ecc.sessions import manager
-
-        def work(store: Store) -> str:
-            result = manager.remove(store, manager.find(store, session.id), self.config)
-            kept = (result.get("worktree") or {}).get("kept_reason")
-            return f"Session {result['id']} removed" + (f" (kept: {kept})" if kept else "")
-
-        body = Text("Forget ")
-        body.append(session.id, "bold")
-        body.append(" and its output? A clean worktree is removed; its branch only if merged.")
-        self._confirm("Remove session", body, "Remove", lambda: self._in_thread("remove", work))
-
-    def action_prune(self) -> None:
-        finished = [s for s in self.watcher.sessions.values() if s.terminal and s.worktree_branch]
-        if not finished:
-            self.report("no finished session has a worktree to prune")
-            return
-        from ecc.sessions.daemon import prune
-
-        def work(store: Store) -> str:
-            results = prune(store, self.config, force_all=True)
-            removed = sum(1 for r in results if r["worktree_removed"])
-            kept = [f"{r['id']}: {r['kept_reason']}" for r in results if r["kept_reason"]]
-            return f"Pruned {removed} worktree(s)" + (f"; kept {'; '.join(kept)}" if kept else "")
-
-        body = Text(
-            f"Remove the worktrees of {len(finished)} finished session(s)?\n"
-            "Worktrees with uncommitted changes are kept; branches are deleted only when merged."
-        )
-        self._confirm("Prune worktrees", body, "Prune", lambda: self._in_thread("prune", work))
-
-    def action_merge(self) -> None:
-        session = self._need_selected()
-        if session is None:
-            return
-        if not session.worktree_branch:
-            self.report(f"session {session.id} has no worktree", error=True)
-            return
-        if not session.terminal:
-            self.report(
-                f"session {session.id} is {session.state.value}; wait for it or stop it",
-                error=True,
-            )
-            return
-
-        def check() -> None:
-            from ecc.sessions import worktrees
-
-            repo = Path(session.repo_root or session.project_dir)
-            try:
-                info = worktrees.status(
-                    repo,
-                    Path(session.worktree_path or ""),
-                    session.worktree_branch or "",
-                    session.base_branch,
-                    session.base_commit,
-                )
-                merge = (
-                    worktrees.mergeability(repo, session.worktree_branch or "", info.base)
-                    if info.branch_exists
-                    else None
-                )
-            except EccError as exc:
-                self.call_from_thread(self.report, f"merge: {exc.message}", error=True)
-                return
-            self.call_from_thread(self._offer_merge, session, info, merge)
-
-        self.run_worker(check, thread=True, group="actions", name="mergeability")
-
-    def _offer_merge(self, session: Session, info: Any, merge: Any) -> None:
-        body = Text()
-        body.append(f"{info.branch} → {session.base_branch or info.base}\n", "bold")
-        body.append(f"{info.ahead} commit(s) ahead, {info.behind} behind")
-        body.append(" (already merged)\n" if info.merged else "\n")
-        body.append(f"{len(info.dirty)} uncommitted file(s) in the worktree\n")
-        allowed = merge is not None and merge.clean and not info.dirty
-        if merge is None:
-            body.append("The branch no longer exists.", "red")
-        elif merge.clean:
-            body.append("Mergeable: clean", "bold green")
-        else:
-            body.append("Conflicts in: " + sanitize(", ".join(merge.conflicts)), "bold red")
-
-        def work(store: Store) -> str:
-            from ecc.sessions import worktrees
-
-            result = worktrees.merge(
-                Path(session.repo_root or session.project_dir),
-                Path(session.worktree_path or ""),
-                session.worktree_branch or "",
-                session.base_branch,
-            )
-            store.add_event(
-                session.id, "worktree", f"merged {result['branch']} into {result['base']}"
-            )
-            if result["already_up_to_date"]:
-                return f"{result['base']} already contains {result['branch']}"
-            return f"Merged {result['branch']} into {result['base']} ({result['after'][:12]})"
-
-        self._confirm(
-            "Merge worktree", body, "Merge", lambda: self._in_thread("merge", work), allowed
-        )
-
-    def _confirm(
-        self,
-        title: str,
-        body: Text,
-        label: str,
-        then: Callable[[], None],
-        allowed: bool = True,
-    ) -> None:
-        def done(confirmed: bool | None) -> None:
-            if confirmed:
-                then()
-
-        self.push_screen(ConfirmScreen(title, body, confirm_label=label, allowed=allowed), done)
-
-
-def _memory_search(query: str, root: Path) -> dict[str, Any]:
-    """Search the vault of ``root`` through the vault service (the ``ecc memory`` code path)."""
-    from ecc.vault.service import open_service
-
-    return open_service(cwd=root).search(query)
 
 
 def run(*, interval: float = 0.25, query: str = "") -> None:
