@@ -71,9 +71,9 @@ def reap_quietly(store: Store, config: Config | None = None) -> None:
     """:func:`reap_expired` for CLI reads: never let the reaper break a read."""
     try:
         if config is None:
-            from ecc.runtime.config.model import get_config
+            from ecc.runtime.config import view as fastconfig
 
-            config = get_config()
+            config = fastconfig.view()
         reap_expired(store, config)
     except Exception as exc:
         log.debug("lease reaper skipped: %s", exc)

@@ -73,10 +73,10 @@ def get_executor(name: str | None = None, config: Config | None = None) -> Execu
     cached = _cache.get(key)
     if cached is not None:
         return cached
-    if config is None:
-        from ecc.runtime.config.model import get_config
+    if config is None:  # the validated view: handing an executor its config needs no pydantic
+        from ecc.runtime.config import view as fastconfig
 
-        config = get_config()
+        config = fastconfig.view()
     from ecc.runtime.plugins.loader import get_plugins
 
     plugins = get_plugins(config)

@@ -8,8 +8,8 @@ import subprocess
 import time
 from pathlib import Path
 
-from ecc.runtime.config.model import get_config
-from ecc.sessions import manager, procs
+from ecc.runtime.config import view as fastconfig
+from ecc.sessions import manager, procs, service
 from ecc.store.base import Store
 from ecc.store.models import Session
 from tests.conftest import git, run_ecc
@@ -19,11 +19,8 @@ from tests.sessions.conftest import wait_state, wait_until
 
 def submit(store: Store, task: str, cwd: Path, use_worktree: bool = False) -> Session:
     """What ``ecc start --executor celery`` does, in-process (the client API)."""
-    config = get_config()
     request = manager.Request(task=task, use_worktree=use_worktree, cwd=cwd, executor="celery")
-    session = manager.create(store, request, config)
-    manager.submit(store, session, config)
-    return session
+    return service.start(store, request, fastconfig.view())
 
 
 def ps_group(pgid: int) -> list[str]:
