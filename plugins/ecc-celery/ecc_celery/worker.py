@@ -43,13 +43,13 @@ def worker_command(
     noticed by the lease (lease_seconds) and its session failed, never re-run. Stop the worker
     with SIGTERM (warm: waits for running sessions) or SIGQUIT (cold).
     """
-    from ecc.runtime.config.model import get_config
+    from ecc.runtime.config import view as fastconfig
     from ecc.sessions.procs import hostname
     from ecc.store.open import open_store
     from ecc_celery.app import make_app
     from ecc_celery.settings import CelerySettings
 
-    config = get_config()
+    config = fastconfig.view()  # validated; the same config type the sessions' runners read
     settings = CelerySettings.from_config(config)
     open_store(config=config).close()  # fail now, clearly, if the store is unreachable
     app = make_app(settings)
