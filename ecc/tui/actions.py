@@ -1,10 +1,10 @@
 """What the dashboard's keys do, apart from the screen: the operations its worker threads run and
 the questions it asks before the destructive ones.
 
-Each operation calls the same functions the CLI uses (:mod:`ecc.sessions.manager`,
-:mod:`ecc.sessions.worktrees`, :func:`ecc.sessions.daemon.prune`, the vault service) with a store
-connection of its own thread, and returns the message to show; a refusal raises
-:class:`~ecc.contract.errors.EccError`. Nothing here touches a widget.
+Each operation calls the same functions the CLI uses (:mod:`ecc.sessions.service`,
+:mod:`ecc.sessions.manager`, :mod:`ecc.sessions.worktrees`, :func:`ecc.sessions.daemon.prune`,
+the vault service) with a store connection of its own thread, and returns the message to show;
+a refusal raises :class:`~ecc.contract.errors.EccError`. Nothing here touches a widget.
 """
 
 from __future__ import annotations
@@ -27,8 +27,9 @@ if TYPE_CHECKING:
 
 
 def start_session(store: Store, config: Config, values: dict[str, Any]) -> Session:
-    """Create and start the session the new-session form describes."""
-    from ecc.sessions import manager
+    """Create and start the session the new-session form describes, as ``ecc run -d`` does
+    (with the dashboard's config: the executor does not load its own)."""
+    from ecc.sessions import manager, service
 
     request = manager.Request(
         task=values["task"],
@@ -37,9 +38,7 @@ def start_session(store: Store, config: Config, values: dict[str, Any]) -> Sessi
         use_worktree=values["use_worktree"],
         cwd=values["cwd"],
     )
-    session = manager.create(store, request, config)
-    manager.submit(store, session)
-    return session
+    return service.start(store, request, config)
 
 
 def stop_session(store: Store, config: Config, session_id: str) -> str:

@@ -105,6 +105,50 @@ def test_new_session_dialog_starts_a_real_session(sessions, tmp_path: Path):
     drive(app, scenario)
 
 
+def test_new_session_that_cannot_start_is_reported_and_gets_the_apps_config(
+    sessions, tmp_path: Path, monkeypatch
+):
+    from ecc.contract.errors import EccError
+    from ecc.sessions import manager
+
+    configs = []
+
+    class Unstartable:
+        remote = False
+
+        def submit(self, session) -> None:
+            raise EccError("no runner today")
+
+    def executor(name=None, config=None):
+        configs.append(config)
+        return Unstartable()
+
+    monkeypatch.setattr(manager, "get_executor", executor)
+    project = tmp_path / "project"
+    project.mkdir()
+    app = _app(cwd=project)
+
+    async def scenario(pilot):
+        await pilot.press("n")
+        screen = await wait_for(
+            pilot, lambda: isinstance(app.screen, NewSessionScreen) and app.screen, "dialog"
+        )
+        screen.query_one("#harness", Select).value = "shell"
+        screen.query_one("#worktree", Checkbox).value = False
+        task = screen.query_one("#task", Input)
+        task.value = "echo never"
+        task.focus()
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: app.messages, "a message")
+        assert app.messages[-1] == "error: new session: no runner today"
+        await wait_for(pilot, lambda: len(app.watcher.sessions) == 1, "the recorded session")
+        (created,) = app.watcher.sessions.values()
+        assert sessions.store.get_session(created.id).state == State.FAILED
+        assert configs and all(config is app.config for config in configs)  # create and submit
+
+    drive(app, scenario)
+
+
 def test_stop_asks_first_and_resume_runs_again(sessions, tmp_path: Path):
     marker = tmp_path / "marker"
     session = sessions.start(f"echo run; test -f {marker} || sleep 60")
