@@ -5,3 +5,4 @@ agent, so nothing heavy may be imported at package import time.
 """
 
 __version__ = "0.1.0"
+VERSION_TEXT = f"ecc {__version__}"  # what ``ecc --version`` prints, on the fast path and click's

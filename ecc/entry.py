@@ -1,10 +1,10 @@
-"""The console-script entry point, kept apart from ``ecc.cli`` so ``--version`` imports nothing.
+"""The console-script entry point: a command line to its fast path, or to click.
 
-Agents' hooks call ``ecc`` on every tool call; a bare ``ecc --version`` is also how wrappers
-probe for it. Both paths must cost little more than the interpreter's own start-up. The plain
-forms of ``ecc run -d``/``ecc start`` and the runner's ``ecc run-session`` skip click as well
-(:mod:`ecc.cli.fast.run`), and so does the plain form of ``ecc memory search``
-(:mod:`ecc.cli.fast.search`); every other form goes to click.
+Agents' hooks call ``ecc`` on every tool call, a bare ``ecc --version`` is how wrappers probe
+for it, and agents start sessions and recall memory at the start of every task: the plain forms
+of those command lines are answered by :mod:`ecc.cli.fast` without importing click. Each fast
+path returns None for a form it does not handle, and the command line goes to the click app
+(:mod:`ecc.cli.app`), which reads the same option declarations (:mod:`ecc.cli.options`).
 """
 
 from __future__ import annotations
@@ -13,27 +13,28 @@ import sys
 
 
 def main() -> None:
-    if sys.argv[1:] == ["--version"]:
-        from ecc import __version__
+    args = sys.argv[1:]
+    if args == ["--version"]:
+        from ecc import VERSION_TEXT
 
-        sys.stdout.write(f"ecc {__version__}\n")
+        sys.stdout.write(VERSION_TEXT + "\n")
         return
-    if sys.argv[1:2] == ["hook"]:  # before every agent tool call: skip click for the plain form
-        from ecc.observability.toolhook import main as hook_main
+    if args[:1] == ["hook"]:  # before every agent tool call
+        from ecc.cli.fast.hook import main as hook_main
 
-        status = hook_main(sys.argv[2:])
+        status = hook_main(args[1:])
         if status is not None:
             sys.exit(status)
-    if sys.argv[1:2] in (["run"], ["start"], ["run-session"]):  # starting sessions and runners
+    if args[:1] in (["run"], ["start"], ["run-session"]):  # starting sessions and runners
         from ecc.cli.fast.run import main as run_main
 
-        status = run_main(sys.argv[1:])
+        status = run_main(args)
         if status is not None:
             sys.exit(status)
-    if sys.argv[1:3] == ["memory", "search"]:  # recall at the start of every task: no click
+    if args[:2] == ["memory", "search"]:  # recall at the start of every task
         from ecc.cli.fast.search import main as search_main
 
-        status = search_main(sys.argv[3:])
+        status = search_main(args[2:])
         if status is not None:
             _quick_exit(status)
     from ecc.cli.app import main as cli_main

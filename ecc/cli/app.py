@@ -13,7 +13,7 @@ from typing import Any
 
 import click
 
-from ecc import __version__
+from ecc import VERSION_TEXT, __version__
 from ecc.contract.errors import EccError
 
 # name -> (module, attribute, one-line help shown without importing the module; "" hides it)
@@ -146,7 +146,7 @@ def _apply_overrides(ctx: click.Context, param: click.Parameter, values: tuple[s
     invoke_without_command=True,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
-@click.version_option(__version__, "--version", prog_name="ecc", message="%(prog)s %(version)s")
+@click.version_option(__version__, "--version", message=VERSION_TEXT)
 @click.option(
     "-c",
     "--config",
@@ -174,7 +174,4 @@ def cli(ctx: click.Context) -> None:
 def main(argv: list[str] | None = None) -> None:
     """Console-script entry point."""
     args = sys.argv[1:] if argv is None else argv
-    if args == ["--version"]:  # the hottest path: no click parsing needed
-        sys.stdout.write(f"ecc {__version__}\n")
-        return
     cli.main(args=args, prog_name="ecc")

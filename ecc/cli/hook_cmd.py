@@ -1,8 +1,9 @@
 """``ecc hook``: called by a harness's own hook on every tool call (hidden from ``--help``).
 
 Reads the harness's JSON payload on stdin and answers in that harness's protocol (exit code,
-stdout, stderr); see :mod:`ecc.observability.toolhook`. It never fails the harness: an internal error allows
-the call and is logged, unless ``risk.fail_closed = true``.
+stdout, stderr); see :mod:`ecc.observability.toolhook`. It never fails the harness: an internal
+error allows the call and is logged, unless ``risk.fail_closed = true``. The plain form is
+answered without click (:mod:`ecc.cli.fast.hook`), from the same option table.
 """
 
 from __future__ import annotations
@@ -11,20 +12,15 @@ import sys
 
 import click
 
+from ecc.cli.options import HOOK, click_options
+
 
 @click.command("hook", hidden=True)
-@click.option("--harness", required=True, help="The harness calling: claude, codex, gemini...")
-@click.option("--event", default="", help="Event name when the payload does not carry one.")
+@click_options(HOOK)
 def hook_command(harness: str, event: str) -> None:
     """Score one tool call from a harness hook payload on stdin; answer allow, ask or deny."""
+    from ecc.cli.fast.hook import write_response
     from ecc.observability.toolhook import run
 
     raw = sys.stdin.buffer.read() if not sys.stdin.isatty() else b""
-    response = run(harness, event, raw)
-    if response.stdout:
-        sys.stdout.write(response.stdout)
-        sys.stdout.flush()
-    if response.stderr:
-        sys.stderr.write(response.stderr)
-        sys.stderr.flush()
-    sys.exit(response.exit_code)
+    sys.exit(write_response(run(harness, event, raw)))

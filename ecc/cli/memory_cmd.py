@@ -11,6 +11,8 @@ from typing import Any
 
 import click
 
+from ecc.cli import options as declared
+from ecc.cli.options import click_options
 from ecc.contract.errors import EccError
 
 USAGE = (  # the reference usage text, verbatim
@@ -87,9 +89,7 @@ dry_run_option = click.option(
     help="Refuse to write (same as ECC_DRY_RUN=1).",
 )
 json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")
-scope_option = click.option(
-    "--scope", "scopes", multiple=True, metavar="SCOPE", help="project, team or user (repeatable)."
-)
+scope_option = click_options((declared.SCOPE,))
 
 
 @click.group("memory", cls=MemoryGroup, context_settings={"help_option_names": ["-h", "--help"]})
@@ -250,23 +250,9 @@ def handoff_command(**options: Any) -> None:
 # -- search / read / doctor ---------------------------------------------------------------------
 
 
-class _Limit(click.ParamType):
-    name = "n"
-
-    def convert(self, value: Any, param: Any, ctx: Any) -> int:
-        try:
-            return int(value)
-        except (TypeError, ValueError):
-            self.fail(f"{value!r} is not an integer.", param, ctx)
-
-
 @memory_group.command("search")
 @click.argument("query", nargs=-1)
-@scope_option
-@click.option("--kind", "kinds", multiple=True, help="Only this kind (repeatable).")
-@click.option("--target-harness", help="Only memories targeted at this harness (or all).")
-@click.option("--limit", type=_Limit(), help="Maximum results (1-100, default 20).")
-@json_option
+@click_options(declared.SEARCH)
 def search_command(
     query: tuple[str, ...],
     scopes: tuple[str, ...],
@@ -279,8 +265,8 @@ def search_command(
     that starts with a dash."""
     from ecc.cli.fast import search as searchcall
 
-    options = {"query": list(query), "scopes": list(scopes), "kinds": list(kinds)}
-    result = searchcall.search({**options, "target": target_harness, "limit": limit})
+    chosen = {"query": list(query), "scopes": list(scopes), "kinds": list(kinds)}
+    result = searchcall.search({**chosen, "target_harness": target_harness, "limit": limit})
     if as_json:
         _emit_json(result)
         return

@@ -9,51 +9,13 @@ from typing import Any
 
 import click
 
-from ecc.cli.output import emit_json, json_option, say
-
-remote_option = click.option(
-    "--remote", metavar="NAME", help="Run on the server NAME (see ecc remote add)."
-)
-
-
-def _options(func: Any) -> Any:
-    for option in reversed(
-        [
-            click.option(
-                "--harness",
-                "harness",
-                metavar="NAME",
-                help="Harness (default: config default_harness, else detected in the project).",
-            ),
-            click.option("--profile", metavar="NAME", help="Agent profile from [agent_profiles]."),
-            click.option(
-                "--worktree/--no-worktree",
-                "use_worktree",
-                default=None,
-                help="Run in a fresh git worktree (default: auto_create_worktrees).",
-            ),
-            click.option("--name", default="", help="A label for the session."),
-            click.option(
-                "--executor",
-                metavar="NAME",
-                help="Where the session runs: local, celery, … (default: config executor).",
-            ),
-            click.option(
-                "--cwd",
-                type=click.Path(file_okay=False, path_type=Path),
-                help="Project directory (default: the current directory).",
-            ),
-            json_option,
-        ]
-    ):
-        func = option(func)
-    return func
+from ecc.cli import options
+from ecc.cli.options import click_options
+from ecc.cli.output import emit_json, say
 
 
 @click.command("run")
-@_options
-@click.option("-d", "--detach", is_flag=True, help="Return at once; the session keeps running.")
-@remote_option
+@click_options(options.RUN)
 @click.argument("task")
 def run_command(
     task: str,
@@ -113,8 +75,7 @@ def run_command(
 
 
 @click.command("start")
-@_options
-@remote_option
+@click_options(options.START)
 @click.argument("task")
 def start_command(
     task: str,

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -184,38 +183,3 @@ def _record(decision: Any, config: Any) -> None:
             store.close()
     except Exception as exc:  # recording must never change the decision
         log_error("could not record the tool call", exc, decision.event.harness)
-
-
-# -- the command line without click ---------------------------------------------------------
-
-
-def main(args: list[str]) -> int | None:
-    """``ecc hook --harness NAME [--event EVENT]`` without importing click (about 30 ms).
-
-    Returns the exit status, or None when ``args`` is not that simple form (``--help``, unknown
-    options...), in which case the caller hands the command line to click as usual.
-    """
-    options: dict[str, str] = {}
-    index = 0
-    while index < len(args):
-        name, sep, value = args[index].partition("=")
-        if name not in {"--harness", "--event"} or name in options:
-            return None
-        if not sep:
-            if index + 1 >= len(args):
-                return None
-            value = args[index + 1]
-            index += 1
-        options[name] = value
-        index += 1
-    if not options.get("--harness"):
-        return None
-    raw = sys.stdin.buffer.read() if not sys.stdin.isatty() else b""
-    response = run(options["--harness"], options.get("--event", ""), raw)
-    if response.stdout:
-        sys.stdout.write(response.stdout)
-        sys.stdout.flush()
-    if response.stderr:
-        sys.stderr.write(response.stderr)
-        sys.stderr.flush()
-    return int(response.exit_code)

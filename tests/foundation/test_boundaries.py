@@ -64,7 +64,7 @@ def test_importing_every_core_module_loads_no_plugin():
 def test_version_does_not_import_heavy_libraries():
     code = (
         "import sys; sys.argv = ['ecc', '--version']\n"
-        "from ecc.cli.app import main; main()\n"
+        "from ecc.entry import main; main()\n"
         "heavy = [m for m in ('pydantic', 'stevedore', 'pluggy', 'sqlite3', 'mcp') "
         "if m in sys.modules]\n"
         "print('heavy:', ','.join(heavy))\n"

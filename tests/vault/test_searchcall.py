@@ -92,7 +92,7 @@ def test_fast_path_takes_the_plain_forms_only() -> None:
         "query": ["a", "b"],
         "scopes": ["team"],
         "kinds": ["note"],
-        "target": None,
+        "target_harness": None,
         "limit": 3,
         "as_json": False,
     }

@@ -1,20 +1,20 @@
 """Starting a session: ``ecc run -d`` / ``ecc start``, and the runner's ``ecc run-session``.
 
-:func:`create_and_submit` is what both ``ecc run`` and ``ecc start`` do first: validate, record
-the session in the store, hand it to its executor. It and the text printed for a started session
-live here, outside :mod:`ecc.cli` (whose package imports click), because starting sessions is a
-hot path: an agent or a script may start many, and each ``ecc run -d`` also starts a runner
-process that competes for the same CPUs.
+:func:`create_and_submit` is what both ``ecc run`` and ``ecc start`` do first: open the store
+and start the session (``ecc.sessions.service.start``) with the cached config view. It and the
+text printed for a started session live here, beside the click-free form of these command
+lines, because starting sessions is a hot path: an agent or a script may start many, and each
+``ecc run -d`` also starts a runner process that competes for the same CPUs.
 
 :func:`main` is the plain form of those command lines without click (about 30 ms of imports
-and parsing): ``run -d``/``start`` with known options and one TASK, and ``run-session
---session-id ID`` exactly as the ``local`` executor spawns it. Anything else (``--help``, a
-usage error, ``--remote``, ``ecc run`` without ``-d``, options it does not know, ``--``) returns
-None and click handles the command line as usual, with its own messages; the same goes for a
-``--cwd`` click would refuse. What this path prints and its exit statuses are click's:
+and parsing), read with the options declared in :mod:`ecc.cli.options`: ``run -d``/``start``
+with known options and one TASK, and ``run-session --session-id ID`` exactly as the ``local``
+executor spawns it. Anything else (``--help``, a usage error, ``--remote``, ``ecc run`` without
+``-d``, ``--``, a ``--cwd`` click would refuse) returns None and click handles the command line
+as usual, with its own messages. What this path prints and its exit statuses are click's:
 ``Error: <sanitised message>`` on stderr and the error's exit code (1) for an
-:class:`ecc.contract.errors.EccError`, ``Aborted!`` and 1 on Ctrl-C, a quiet 1 when stdout's reader has
-gone.
+:class:`ecc.contract.errors.EccError`, ``Aborted!`` and 1 on Ctrl-C, a quiet 1 when stdout's
+reader has gone.
 """
 
 from __future__ import annotations
@@ -23,21 +23,6 @@ import os
 import sys
 from pathlib import Path
 from typing import Any
-
-# run/start options: name -> (parameter, value it sets, or None when it takes a value)
-_VALUE_OPTIONS = {
-    "--harness": "harness",
-    "--profile": "profile",
-    "--name": "name",
-    "--executor": "executor",
-    "--cwd": "cwd",
-}
-_FLAGS = {
-    "--json": ("as_json", True),
-    "--worktree": ("use_worktree", True),
-    "--no-worktree": ("use_worktree", False),
-}
-_DETACH = {"-d", "--detach"}  # ``run`` only; ``start`` has no such option
 
 
 def create_and_submit(
@@ -78,66 +63,18 @@ def started_text(session: Any, as_json: bool) -> str:
 
 def parse_start(args: list[str]) -> dict[str, Any] | None:
     """The parameters of a plain ``run -d …``/``start …`` command line, else None."""
+    from ecc.cli import options
+
     command, rest = args[0], args[1:]
-    params: dict[str, Any] = {
-        "harness": None,
-        "profile": None,
-        "name": "",
-        "executor": None,
-        "cwd": None,
-        "as_json": False,
-        "use_worktree": None,
-    }
-    seen: set[str] = set()
-    detach = command == "start"
-    tasks: list[str] = []
-    index = 0
-    while index < len(rest):
-        token = rest[index]
-        index += 1
-        if not token.startswith("-") or token == "-":
-            tasks.append(token)
-            continue
-        option, sep, value = token.partition("=")
-        if command == "run" and token in _DETACH and not detach:
-            detach = True
-            continue
-        if option in _FLAGS and not sep:
-            key, flag_value = _FLAGS[option]
-        elif option in _VALUE_OPTIONS:
-            if not sep:
-                if index >= len(rest) or rest[index].startswith("-"):
-                    return None  # a missing value, or one click might read otherwise
-                value = rest[index]
-                index += 1
-            key, flag_value = _VALUE_OPTIONS[option], value
-        else:
-            return None  # --help, --remote, --, an unknown or combined option: click decides
-        if key in seen:
-            return None  # a repeated option: click's rules
-        seen.add(key)
-        params[key] = flag_value
-    if not detach or len(tasks) != 1:
-        return None  # ecc run without -d follows the session (not a start-up path); usage errors
-    if params["cwd"] is not None:
-        params["cwd"] = _cwd(params["cwd"])
-        if params["cwd"] is None:
-            return None
-    params["task"] = tasks[0]
+    params = options.parse(
+        options.RUN if command == "run" else options.START, rest, rest="tasks", dashdash=False
+    )
+    if params is None or len(params["tasks"]) != 1:
+        return None  # usage errors and every unusual form: click's messages
+    if command == "run" and not params.pop("detach"):
+        return None  # ecc run without -d follows the session (not a start-up path)
+    params["task"] = params.pop("tasks")[0]
     return params
-
-
-def _cwd(value: str) -> Path | None:
-    """``--cwd`` as click's ``Path(file_okay=False)`` converts it, or None where click refuses."""
-    import stat
-
-    try:
-        mode = os.stat(value).st_mode
-    except OSError:
-        return Path(value)  # a missing directory is the session code's error, as with click
-    if not stat.S_ISDIR(mode) or not os.access(value, os.R_OK):
-        return None
-    return Path(value)
 
 
 def _stream_ok(stream: Any) -> bool:

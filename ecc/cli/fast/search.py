@@ -1,11 +1,12 @@
 """The hot path of ``ecc memory search``: agents recall memory at the start of every task.
 
 The plain forms (query words, ``--scope``, ``--kind``, ``--target-harness``, ``--limit N``,
-``--json``, ``--``) are parsed here without importing click, which costs about as much as the
-search of a 5,000-memory vault. Anything else (``--help``, an unknown option, a value click would
-reject or that looks like an option) returns ``None`` and goes through the click command, which
-prints its usual messages. Both paths print through :func:`render` and report errors the same
-way (``tests/vault/test_searchcall.py`` runs every form through both).
+``--json``, ``--``: the options declared in :mod:`ecc.cli.options`) are parsed without click,
+which costs about as much as the search of a 5,000-memory vault. Anything else (``--help``, an
+unknown option, a value click would reject or that looks like an option) returns ``None`` and
+goes through the click command, which prints its usual messages. Both paths print through
+:func:`render` and report errors the same way (``tests/vault/test_searchcall.py`` runs every
+form through both).
 """
 
 from __future__ import annotations
@@ -20,48 +21,12 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing on the h
 if TYPE_CHECKING:
     from typing import Any
 
-_VALUED = {"--scope": "scopes", "--kind": "kinds", "--target-harness": "target", "--limit": "limit"}
-_REPEATABLE = ("scopes", "kinds")
-
 
 def parse(args: list[str]) -> dict[str, Any] | None:
     """The search options of a plain command line, or ``None`` when click must handle it."""
-    options: dict[str, Any] = {"query": [], "scopes": [], "kinds": [], "target": None}
-    options.update(limit=None, as_json=False)
-    index = 0
-    while index < len(args):
-        arg = args[index]
-        index += 1
-        if arg == "--":
-            options["query"].extend(args[index:])
-            break
-        if not arg.startswith("-") or arg == "-":
-            options["query"].append(arg)
-            continue
-        if arg == "--json":
-            options["as_json"] = True
-            continue
-        name, equals, value = arg.partition("=")
-        key = _VALUED.get(name)
-        if key is None:
-            return None  # --help, --dry-run, a typo: click's messages
-        if not equals:
-            if index >= len(args):
-                return None
-            value = args[index]
-            index += 1
-        if value.startswith("-"):
-            return None
-        if key == "limit":
-            try:
-                value = int(value)
-            except ValueError:
-                return None
-        if key in _REPEATABLE:
-            options[key].append(value)
-        else:
-            options[key] = value
-    return options
+    from ecc.cli.options import SEARCH, parse
+
+    return parse(SEARCH, args, rest="query")
 
 
 def render(result: dict[str, Any]) -> Iterator[str]:
@@ -91,7 +56,7 @@ def search(options: dict[str, Any]) -> dict[str, Any]:
         " ".join(options["query"]),
         scopes=options["scopes"] or None,
         kinds=options["kinds"] or None,
-        target_harness=options["target"],
+        target_harness=options["target_harness"],
         limit=options["limit"],
     )
 
