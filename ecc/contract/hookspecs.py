@@ -80,9 +80,11 @@ GROUPS: dict[str, str] = {
 def ecc_harnesses(config: Config) -> list[HarnessInfo] | HarnessInfo | None:
     """Declare the harnesses this plugin runs.
 
-    Called to resolve ``--harness NAME``, for ``ecc plugins`` and for the compliance matrix. Return
-    one :class:`ecc.contract.types.HarnessInfo` (or a list): its name, aliases, the program it runs and the
-    surfaces it supports. Config-defined runners are declared by the built-in ``runners`` plugin.
+    Called to resolve ``--harness NAME``, for ``ecc plugins`` and for the compliance matrix, and
+    to know which plugins receive a harness's hooks. Return one
+    :class:`ecc.contract.types.HarnessInfo` (or a list): its name, aliases, the program it runs
+    and the surfaces it supports. Config-defined runners are declared by the built-in
+    ``runners`` plugin.
     """
 
 
@@ -113,8 +115,9 @@ def ecc_translate_profile(
 ) -> ProfileTranslation | None:
     """Map an agent profile onto the harness's own flags.
 
-    Return a :class:`ecc.contract.types.ProfileTranslation`: extra argv, text folded into the prompt for
-    fields the CLI has no flag for, and fields refused because folding them would be unsafe.
+    Return a :class:`ecc.contract.types.ProfileTranslation`: extra argv, text folded into the
+    prompt for fields the CLI has no flag for, and fields refused because folding them would be
+    unsafe.
     """
 
 
@@ -161,13 +164,15 @@ def ecc_install_integration(harness: str, request: IntegrationRequest) -> Integr
 
     * ``hooks``: ``request.options["command"]`` is how to run ecc (``… hook --harness NAME``).
     * ``mcp``: register the server ``ecc-memory`` whose argv is ``request.options["mcp_command"]``
-      with ``ECC_MEMORY_HARNESS`` set to your harness (:mod:`ecc.portability.harnessfiles` edits JSON and TOML).
+      with ``ECC_MEMORY_HARNESS`` set to your harness (:mod:`ecc.portability.harnessfiles`
+      edits JSON and TOML).
     * ``skills``: pick the harness's skills directory for ``request.scope`` and call
-      :func:`ecc.portability.skills.sync_skills` (``request.options["source"]`` is the validated folder).
+      :func:`ecc.portability.skills.sync_skills` (``request.options["source"]`` is the
+      validated folder).
 
     Set ``IntegrationResult.location`` to the file or directory used (the matrix and
-    ``--json`` show it). Raise :class:`ecc.contract.errors.EccError` for a file you cannot edit safely,
-    leaving it untouched.
+    ``--json`` show it). Raise :class:`ecc.contract.errors.EccError` for a file you cannot edit
+    safely, leaving it untouched.
     """
 
 
@@ -177,8 +182,8 @@ def ecc_parse_hook_payload(harness: str, event: str, payload: Any) -> HookEvent 
     """Normalise the payload a harness hook sent to ``ecc hook --harness NAME`` (stdin, JSON).
 
     ``event`` is the event name given on the command line (``--event``), or ``""``. Return a
-    :class:`ecc.contract.types.HookEvent` whose ``call`` is the tool call with ``kind`` set, or None if the
-    harness is not yours. Runs on every tool call with no config loaded: keep it fast, never raise
+    :class:`ecc.contract.types.HookEvent` whose ``call`` is the tool call with ``kind`` set. Runs
+    on every tool call with no config loaded: keep it fast, never raise
     on odd payloads (return ``phase="other"``). Implementations live in a module importable on its
     own (the hot path may load it without the adapter package).
     """

@@ -7,14 +7,14 @@ executor find its own would load the full pydantic config a second time.
 
 from __future__ import annotations
 
+from ecc.contract.errors import EccError
+
 TYPE_CHECKING = False  # typing stays unimported: ``ecc run -d`` is a hot path
 if TYPE_CHECKING:
     from typing import Any
 
     from ecc.sessions.manager import Request
     from ecc.store.models import Session
-
-from ecc.contract.errors import EccError
 
 
 class NotStarted(EccError):

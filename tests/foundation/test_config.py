@@ -162,14 +162,18 @@ def test_profile_inheritance_unions_lists_and_joins_prompts():
             }
         }
     )
-    resolved = cfg.profile("reviewer")
-    assert resolved.model == "sonnet"
-    assert resolved.allowed_tools == ["Read", "Edit"]
-    assert resolved.disallowed_tools == ["Bash"]
-    assert resolved.add_dirs == ["docs"]
-    assert resolved.token_budget == 1200
-    assert resolved.append_system_prompt == "Be careful.\n\nReview thoroughly."
-    with pytest.raises(ConfigError, match="cycle: loop_a -> loop_b -> loop_a"):
-        cfg.profile("loop_a")
-    with pytest.raises(ConfigError, match="Unknown agent profile: nope"):
-        cfg.profile("nope")
+    from ecc.runtime.config.profiles import agent_profile
+    from ecc.runtime.config.view import ConfigView
+
+    for given in (cfg, ConfigView(cfg.model_dump(mode="json"))):  # the model and the view
+        resolved = agent_profile(given, "reviewer")
+        assert resolved.model == "sonnet"
+        assert resolved.allowed_tools == ["Read", "Edit"]
+        assert resolved.disallowed_tools == ["Bash"]
+        assert resolved.add_dirs == ["docs"]
+        assert resolved.token_budget == 1200
+        assert resolved.append_system_prompt == "Be careful.\n\nReview thoroughly."
+        with pytest.raises(ConfigError, match="cycle: loop_a -> loop_b -> loop_a"):
+            agent_profile(given, "loop_a")
+        with pytest.raises(ConfigError, match="Unknown agent profile: nope"):
+            agent_profile(given, "nope")

@@ -169,7 +169,7 @@ def test_third_party_cursor_adapter_installs_with_pip(tmp_path: Path):
     assert rows["cursor"]["distribution"] == "ecc-adapter-cursor"
     assert rows["cursor"]["loaded"] is True
     probe = (
-        "from ecc.sessions import harnesses; from ecc.runtime.plugins.loader import get_plugin_manager;"
+        "from ecc.sessions import harnesses;"
         "info = harnesses.resolve('cursor'); print(info.name, info.program)"
     )
     resolved = subprocess.run(

@@ -206,8 +206,8 @@ def test_warm_hook_path_skips_pydantic_and_the_adapter_packages() -> None:
         "payload = json.dumps({'hook_event_name': 'PreToolUse', 'tool_name': 'Bash',"
         " 'tool_input': {'command': 'rm -rf .'}}).encode()\n"
         "response = run('claude', '', payload)\n"
-        "heavy = [m for m in ('pydantic', 'stevedore', 'ecc.runtime.config.model', 'ecc_adapter_claude')"
-        " if m in sys.modules]\n"
+        "heavy = [m for m in ('pydantic', 'stevedore', 'ecc.runtime.config.model',"
+        " 'ecc_adapter_claude') if m in sys.modules]\n"
         "print(json.dumps({'exit': response.exit_code, 'heavy': heavy}))\n"
     )
     done = subprocess.run(

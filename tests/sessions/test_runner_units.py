@@ -129,7 +129,8 @@ def test_runner_reads_the_cached_config_view_not_pydantic(tmp_path: Path, store:
         "import json, sys\n"
         "from ecc.sessions.runner import run_session\n"
         "status = run_session(sys.argv[1])\n"
-        "print(json.dumps([status, [m for m in ('pydantic', 'ecc.runtime.config.model') if m in sys.modules]]))\n"
+        "heavy = [m for m in ('pydantic', 'ecc.runtime.config.model') if m in sys.modules]\n"
+        "print(json.dumps([status, heavy]))\n"
     )
     done = subprocess.run(
         [sys.executable, "-c", probe, session.id],

@@ -141,7 +141,9 @@ def _allowed_harness_and_profile(
         if remote.allowed_profiles and profile_name not in remote.allowed_profiles:
             raise ApiError(403, "profile_not_allowed", f"profile {profile_name!r} is not allowed")
         try:
-            profile = config.profile(profile_name)
+            from ecc.runtime.config.profiles import agent_profile
+
+            profile = agent_profile(config, profile_name)
         except EccError as exc:
             raise ApiError(422, "unknown_profile", exc.message) from None
     wanted = body.harness or (profile.harness if profile else None) or config.default_harness

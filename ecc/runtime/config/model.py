@@ -200,12 +200,6 @@ class Config(_Strict):
             raise ValueError("must not be empty")
         return trimmed
 
-    def profile(self, name: str) -> AgentProfile:
-        """The profile ``name`` with its ``inherits`` chain applied (lists union, prompts join)."""
-        from ecc.runtime.config.profiles import agent_profile
-
-        return agent_profile(self, name)
-
 
 # --------------------------------------------------------------------------------------------
 # Layers

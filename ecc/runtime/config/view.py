@@ -1,12 +1,14 @@
 """A validated configuration without importing pydantic: for the hot paths.
 
-``ecc hook`` runs on every tool call an agent makes and ``ecc memory search`` is an agent's recall;
-both must answer in tens of milliseconds, while importing pydantic and building the models of
-``ecc.runtime.config.model`` costs over 100 ms. This module keeps the *validated* effective configuration as
-JSON in the cache dir, keyed by what it was built from (the layer files' identity and the
-``ECC__*`` variables and ``-c`` overrides). A hit returns a read-only attribute view of that JSON;
-a miss (or any doubt) goes through the full pydantic load and refreshes the cache. Deleting the
-cache changes nothing but speed.
+``ecc hook`` runs on every tool call an agent makes and ``ecc memory search`` is an agent's
+recall; both must answer in tens of milliseconds, while importing pydantic and building the
+models of ``ecc.runtime.config.model`` costs over 100 ms. This module keeps the *validated*
+effective configuration as JSON in the start-up cache (:mod:`ecc.runtime.startcache`), keyed by
+what it was built from (the layer files' identity, the ``ECC__*`` variables and the ``-c``
+overrides). A hit returns a read-only attribute view of that JSON; a miss (or any doubt) goes
+through the full pydantic load and refreshes the cache. Deleting the cache changes nothing but
+speed. The view is the one configuration type the runtime passes around: to every hook, every
+executor and the session runner, whichever executor placed it.
 """
 
 from __future__ import annotations

@@ -34,6 +34,19 @@ if TYPE_CHECKING:
 FORMAT = 2
 
 
+def discovery_key() -> str:
+    """What the entry-point list depends on: the interpreter and each sys.path entry's mtime."""
+    parts: list[Any] = [sys.executable, sys.prefix, __import__("ecc").__version__]
+    # sys.path[0] is the script's directory or the working directory: it holds no installed
+    # distributions, and its mtime moves with every file created there.
+    for entry in sys.path[1:]:
+        try:
+            parts.append((entry, os.stat(entry or ".").st_mtime_ns))
+        except OSError:
+            parts.append((entry, None))
+    return json.dumps(parts)
+
+
 def _file_stamp(function: Any) -> list[Any] | None:
     """The file defining ``function`` and its identity, or None for a function without one."""
     module = sys.modules.get(getattr(function, "__module__", "") or "")
@@ -55,8 +68,6 @@ def _config_data(config: Any) -> Any:
 
 
 def hot_key(config: Any, hooks: tuple[str, ...]) -> str:
-    from ecc.runtime.plugins.loader import discovery_key
-
     return json.dumps(
         [FORMAT, discovery_key(), os.environ.get("ECC_PLUGINS"), hooks, _config_data(config)]
     )
@@ -112,8 +123,6 @@ def load_module(name: str, file: str) -> Any:
 
 
 def _sole_key(group: str, name: str, value: str, hook: str) -> str:
-    from ecc.runtime.plugins.loader import discovery_key
-
     return json.dumps([FORMAT, discovery_key(), group, name, value, hook])
 
 
