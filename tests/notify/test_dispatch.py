@@ -75,6 +75,23 @@ def test_a_failing_notifier_does_not_stop_the_others_and_all_is_recorded() -> No
     assert row["data"]["delivery"]["log"] == "sent"
 
 
+def test_a_notifier_taking_fewer_arguments_gets_the_ones_it_names() -> None:
+    class TitleOnly:  # the contract lets an implementation take fewer arguments than its spec
+        def __init__(self) -> None:
+            self.titles: list[str] = []
+
+        @hookimpl
+        def ecc_notify(self, notification: Notification) -> None:
+            self.titles.append(notification.title)
+
+    cfg = config()
+    title_only = TitleOnly()
+    with_plugins(cfg, title_only=title_only)
+    assert notify.send(NOTE, cfg) == []
+    assert title_only.titles == ["done"]
+    assert recorded()[0]["data"]["delivery"]["title_only"] == "sent"
+
+
 def test_a_hanging_notifier_is_abandoned_at_its_deadline() -> None:
     class Hang:
         @hookimpl
