@@ -1,0 +1,1 @@
+"""``ecc-memory-mcp``: the vault as four MCP tools over stdio (``server``)."""

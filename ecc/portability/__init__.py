@@ -1,1 +1,2 @@
-"""ecc.portability."""
+"""One source for every harness: ``skills`` (SKILL.md validation and installation) and
+``harnessfiles`` (editing a harness's own JSON and TOML config safely, for hooks and MCP)."""

@@ -1,5 +1,4 @@
-"""Managed agent sessions: state model, store, runner, manager, daemon and the executor seam.
-
-Import the submodules you need (``ecc.sessions.manager``…); this package imports nothing heavy so
-``ecc hook`` can reach the store without paying for the runner or the CLI.
-"""
+"""Managed agent sessions: ``service`` (start: the one way a front starts a session), ``manager``
+(find, stop, resume, remove), ``harnesses`` (which adapter runs what), ``worktrees``, ``executor``
+(where a session runs), ``runner`` with ``capture`` and ``placement``, ``daemon``, ``procs`` and
+``supervisor``. The package itself imports nothing heavy."""
