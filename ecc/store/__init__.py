@@ -1,4 +1,3 @@
-"""The session store: ``models`` (states and records), ``schema`` (migrations), ``base`` (the
-interface and the queries both dialects share), ``records`` (output, events, usage, tool calls,
-notifications), ``sqlite`` and ``postgres`` (the two dialects) and ``open`` (which one a URL names).
-Nothing heavy is imported with the package itself."""
+"""The session store. Open one with :func:`ecc.store.open.open_store` (SQLite or PostgreSQL by
+URL); type hints name :class:`ecc.store.base.Store`. This package imports nothing itself, so
+neither sqlite3 nor psycopg is loaded before a dialect is chosen."""
