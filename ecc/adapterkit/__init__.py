@@ -1,20 +1,27 @@
-"""Helpers adapters share to land an agent profile on a CLI: number format and prompt folding.
+"""Helpers adapters share to land an agent profile on a CLI and to read its output.
 
 The adapter kit: what the first-party adapters import beside the contract, as a third party
-would (``ecc.adapterkit.hooks`` for the Claude-style hook protocol, ``.install`` for the install
-dispatch).
+would. Here: profile folding and flags, argv values, JSON output lines; ``ecc.adapterkit.hooks``
+the Claude-style command-hook protocol; ``ecc.adapterkit.install`` the install dispatch and the
+harness config files.
 
 A profile field a harness has no flag for is "folded" into the task text as a directive, in a
 fixed order, so every adapter describes unsupported settings to the agent the same way.
+
+Imported by every adapter, so by the session runner and ``ecc hook``: nothing heavy at import.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Collection
-from typing import TYPE_CHECKING, Any
 
+TYPE_CHECKING = False  # without importing typing
 if TYPE_CHECKING:
+    from collections.abc import Callable, Collection
+    from pathlib import Path
+    from typing import Any
+
+    from ecc.contract.types import ProfileTranslation
     from ecc.runtime.config.model import AgentProfile
 
 
@@ -59,7 +66,63 @@ def render_task(task: str, profile: AgentProfile | None, supported: Collection[s
     return "\n\n".join(sections)
 
 
-# -- helpers adapters share to build argv safely ---------------------------------------------
+class ProfileFlags:
+    """An ``ecc_translate_profile`` answer being built: the flags a harness gives the profile,
+    the fields it refuses, and the rest folded into the prompt.
+
+    ``flagged`` names the fields the prompt must not describe (they have a flag, or are
+    refused); None when the harness maps every field and nothing is folded.
+    """
+
+    def __init__(self, profile: AgentProfile, flagged: Collection[str] | None = None) -> None:
+        self.profile = profile
+        self.flagged = flagged
+        self.args: list[str] = []
+        self.refused: dict[str, str] = {}
+
+    def add(self, flag: str, value: object) -> None:
+        """Pass ``value`` as the one argv element ``--flag=value`` (see :func:`opt`)."""
+        self.args.append(opt(flag, value))
+
+    def refuse(self, field: str, why: str) -> None:
+        self.refused[field] = why
+
+    def refuse_unknown(self, field: str, why: str, known: Collection[str]) -> None:
+        """Refuse a value the harness has no equivalent of, listing the ``known`` ones."""
+        self.refuse(field, f"{why} (known: " + ", ".join(known) + ")")
+
+    def translation(self) -> ProfileTranslation:
+        from ecc.contract.types import ProfileTranslation
+
+        folded = "" if self.flagged is None else render_task("", self.profile, self.flagged)
+        return ProfileTranslation(args=self.args, prompt_prefix=folded, refused=self.refused)
+
+
+def refuse_if_any(harness: str, translation: object) -> None:
+    """Raise :class:`ecc.contract.errors.EccError` naming every field ``harness`` refused."""
+    from ecc.contract.errors import EccError
+
+    refused = getattr(translation, "refused", None) or {}
+    if refused:
+        reasons = "; ".join(f"{name}: {why}" for name, why in refused.items())
+        raise EccError(f"profile cannot run on {harness}: {reasons}")
+
+
+def profile_flags(
+    harness: str,
+    profile: AgentProfile | None,
+    translate: Callable[[str, AgentProfile], ProfileTranslation],
+) -> list[str]:
+    """The flags ``translate`` (the adapter's ``ecc_translate_profile``) gives ``profile``, none
+    without a profile; a refused field stops the launch (:func:`refuse_if_any`)."""
+    if profile is None:
+        return []
+    translation = translate(harness, profile)
+    refuse_if_any(harness, translation)
+    return translation.args
+
+
+# -- argv, detection and output lines ----------------------------------------------------------
 
 
 def opt(flag: str, value: object) -> str:
@@ -67,14 +130,9 @@ def opt(flag: str, value: object) -> str:
     return f"{flag}={value}"
 
 
-def refuse_if_any(harness: str, translation: object) -> None:
-    """Raise :class:`ecc.contract.errors.EccError` naming every profile field ``harness`` refused."""
-    from ecc.contract.errors import EccError
-
-    refused = getattr(translation, "refused", None) or {}
-    if refused:
-        reasons = "; ".join(f"{name}: {why}" for name, why in refused.items())
-        raise EccError(f"profile cannot run on {harness}: {reasons}")
+def marked(name: str, project_dir: Path, markers: Collection[str]) -> str | None:
+    """``name`` when ``project_dir`` holds one of ``markers`` (``ecc_detect_harness``)."""
+    return name if any((project_dir / marker).exists() for marker in markers) else None
 
 
 def parse_json_line(line: str) -> dict[str, Any] | None:
