@@ -14,7 +14,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ecc.adapterkit import format_number, opt, refuse_if_any
+from ecc.adapterkit import ProfileFlags, format_number, marked, opt, profile_flags
 from ecc.contract.hookspecs import hookimpl
 from ecc.contract.types import HarnessInfo, LaunchContext, OutputEvent, ProfileTranslation
 from ecc_adapter_claude.output import parse_line
@@ -55,33 +55,27 @@ def ecc_harnesses() -> HarnessInfo:
 
 
 @hookimpl
-def ecc_translate_profile(harness: str, profile: AgentProfile) -> ProfileTranslation | None:
-    if harness != NAME:
-        return None
-    args: list[str] = []
-    refused: dict[str, str] = {}
+def ecc_translate_profile(harness: str, profile: AgentProfile) -> ProfileTranslation:
+    flags = ProfileFlags(profile)  # every field has a flag: nothing is folded
     if profile.model:
-        args.append(opt("--model", profile.model))
+        flags.add("--model", profile.model)
     if profile.allowed_tools:
-        args.append(opt("--allowed-tools", ",".join(profile.allowed_tools)))
+        flags.add("--allowed-tools", ",".join(profile.allowed_tools))
     if profile.disallowed_tools:
-        args.append(opt("--disallowed-tools", ",".join(profile.disallowed_tools)))
-    if profile.permission_mode:
-        if profile.permission_mode in PERMISSION_MODES:
-            args.append(opt("--permission-mode", profile.permission_mode))
-        else:
-            refused["permission_mode"] = (
-                f"unknown mode {profile.permission_mode!r} (claude accepts "
-                + ", ".join(PERMISSION_MODES)
-                + ")"
-            )
+        flags.add("--disallowed-tools", ",".join(profile.disallowed_tools))
+    mode = profile.permission_mode
+    if mode in PERMISSION_MODES:
+        flags.add("--permission-mode", mode)
+    elif mode:
+        accepted = ", ".join(PERMISSION_MODES)
+        flags.refuse("permission_mode", f"unknown mode {mode!r} (claude accepts {accepted})")
     for directory in profile.add_dirs:
-        args.append(opt("--add-dir", directory))
+        flags.add("--add-dir", directory)
     if profile.max_budget_usd is not None:
-        args.append(opt("--max-budget-usd", format_number(profile.max_budget_usd)))
+        flags.add("--max-budget-usd", format_number(profile.max_budget_usd))
     if profile.append_system_prompt:
-        args.append(opt("--append-system-prompt", profile.append_system_prompt))
-    return ProfileTranslation(args=args, refused=refused)
+        flags.add("--append-system-prompt", profile.append_system_prompt)
+    return flags.translation()
 
 
 def _argv(launch: LaunchContext, resume_id: str | None) -> list[str]:
@@ -89,25 +83,21 @@ def _argv(launch: LaunchContext, resume_id: str | None) -> list[str]:
     argv.append(opt("--name", launch.session_name))
     if resume_id:
         argv.append(opt("--resume", resume_id))
-    if launch.profile is not None:
-        translation = ecc_translate_profile(NAME, launch.profile)
-        assert translation is not None
-        refuse_if_any(NAME, translation)
-        argv += translation.args
+    argv += profile_flags(NAME, launch.profile, ecc_translate_profile)
     return [*argv, "--", launch.task]
 
 
 @hookimpl
-def ecc_build_command(harness: str, launch: LaunchContext) -> list[str] | None:
-    return _argv(launch, None) if harness == NAME else None
+def ecc_build_command(harness: str, launch: LaunchContext) -> list[str]:
+    return _argv(launch, None)
 
 
 @hookimpl
 def ecc_resume_command(
     harness: str, launch: LaunchContext, harness_session_id: str | None
-) -> list[str] | None:
+) -> list[str]:
     # Without a captured session id there is nothing to continue: the task runs again.
-    return _argv(launch, harness_session_id) if harness == NAME else None
+    return _argv(launch, harness_session_id)
 
 
 def _package_manager_from(path: Path, key: str) -> str | None:
@@ -150,9 +140,7 @@ def detect_package_manager(working_dir: Path, home: Path | None = None) -> str:
 
 
 @hookimpl
-def ecc_session_env(harness: str, launch: LaunchContext) -> dict[str, str] | None:
-    if harness != NAME:
-        return None
+def ecc_session_env(harness: str, launch: LaunchContext) -> dict[str, str]:
     manager = detect_package_manager(Path(launch.working_dir))
     env = {
         "CLAUDE_SESSION_ID": launch.session_id,
@@ -167,15 +155,13 @@ def ecc_session_env(harness: str, launch: LaunchContext) -> dict[str, str] | Non
 
 
 @hookimpl
-def ecc_parse_output_line(harness: str, line: str, stream: str) -> list[OutputEvent] | None:
-    if harness != NAME:
-        return None
+def ecc_parse_output_line(harness: str, line: str, stream: str) -> list[OutputEvent]:
     return parse_line(line) if stream == "stdout" else []
 
 
 @hookimpl
 def ecc_detect_harness(project_dir: Path) -> str | None:
-    return NAME if any((project_dir / marker).exists() for marker in MARKERS) else None
+    return marked(NAME, project_dir, MARKERS)
 
 
 from ecc_adapter_claude.integration import *  # noqa: E402,F403  (hooks + MCP integration)

@@ -10,15 +10,9 @@ result covers this run only (a resumed run reports its own), so it is an increme
 
 from __future__ import annotations
 
-from typing import Any
-
 from ecc.adapterkit import as_cost, as_int, parse_json_line
+from ecc.adapterkit.events import error, final, harness_session, tool_call, usage
 from ecc.contract.types import OutputEvent
-
-
-def _session(data: dict[str, Any]) -> list[OutputEvent]:
-    sid = data.get("session_id")
-    return [OutputEvent("harness_session", {"id": sid})] if isinstance(sid, str) and sid else []
 
 
 def parse_line(line: str) -> list[OutputEvent]:
@@ -27,46 +21,33 @@ def parse_line(line: str) -> list[OutputEvent]:
         return []
     kind = data.get("type")
     if kind == "system" and data.get("subtype") == "init":
-        return _session(data)
+        return harness_session(data.get("session_id"))
     if kind == "assistant":
         message = data.get("message")
         content = message.get("content") if isinstance(message, dict) else None
-        events = []
-        for block in content if isinstance(content, list) else []:
-            if isinstance(block, dict) and block.get("type") == "tool_use":
-                tool_input = block.get("input")
-                events.append(
-                    OutputEvent(
-                        "tool_call",
-                        {
-                            "tool": str(block.get("name") or ""),
-                            "input": tool_input if isinstance(tool_input, dict) else {},
-                            "id": block.get("id"),
-                        },
-                    )
-                )
-        return events
+        return [
+            tool_call(block.get("name"), block.get("input"), block.get("id"))
+            for block in (content if isinstance(content, list) else [])
+            if isinstance(block, dict) and block.get("type") == "tool_use"
+        ]
     if kind == "result":
-        events = _session(data)
-        usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
+        events = harness_session(data.get("session_id"))
+        tokens = data.get("usage") if isinstance(data.get("usage"), dict) else {}
+        input_tokens = (
+            as_int(tokens.get("input_tokens"))
+            + as_int(tokens.get("cache_creation_input_tokens"))
+            + as_int(tokens.get("cache_read_input_tokens"))
+        )
+        cost = as_cost(data.get("total_cost_usd"))
         events.append(
-            OutputEvent(
-                "usage",
-                {
-                    "input_tokens": as_int(usage.get("input_tokens"))
-                    + as_int(usage.get("cache_creation_input_tokens"))
-                    + as_int(usage.get("cache_read_input_tokens")),
-                    "output_tokens": as_int(usage.get("output_tokens")),
-                    "cost_usd": as_cost(data.get("total_cost_usd")),
-                    "cumulative": False,
-                },
-            )
+            usage(input_tokens, as_int(tokens.get("output_tokens")), cost, cumulative=False)
         )
         result = data.get("result")
         if data.get("is_error") or data.get("subtype") != "success":
-            message = result if isinstance(result, str) and result else data.get("subtype")
-            events.append(OutputEvent("error", {"message": str(message or "error")}))
+            events.append(
+                error(result if isinstance(result, str) and result else data.get("subtype"))
+            )
         elif isinstance(result, str):
-            events.append(OutputEvent("final", {"text": result}))
+            events.append(final(result))
         return events
     return []

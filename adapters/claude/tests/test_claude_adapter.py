@@ -8,10 +8,11 @@ from pathlib import Path
 import ecc_adapter_claude as claude
 import pytest
 
+from ecc.adapterkit.testing import hooks_called_for
 from ecc.contract.errors import EccError
 from ecc.contract.types import LaunchContext
 from ecc.runtime.config.model import AgentProfile, Config
-from ecc.runtime.plugins.loader import get_plugin_manager
+from ecc.runtime.plugins.loader import PluginSet
 
 SAMPLES = Path(__file__).parent / "samples"
 TRICKY = ["two words", 'it\'s "quoted"', "line one\nline two", "-x", "--dangerously-skip"]
@@ -42,12 +43,10 @@ def test_plain_command_puts_the_task_after_double_dash() -> None:
     ]
 
 
-def test_other_harness_is_not_ours() -> None:
-    assert claude.ecc_build_command("codex", launch()) is None
-    assert claude.ecc_resume_command("codex", launch(), "x") is None
-    assert claude.ecc_session_env("codex", launch()) is None
-    assert claude.ecc_translate_profile("codex", AgentProfile()) is None
-    assert claude.ecc_parse_output_line("codex", "{}", "stdout") is None
+def test_the_core_calls_it_for_claude_only() -> None:
+    every = hooks_called_for(claude, "claude")
+    assert len(every) == 8 and hooks_called_for(claude, "claude-code") == every
+    assert hooks_called_for(claude, "codex") == []
 
 
 def test_every_profile_field_becomes_a_flag_in_the_spec_order() -> None:
@@ -203,8 +202,8 @@ def test_stderr_carries_no_events() -> None:
 
 
 def test_registered_through_its_entry_point() -> None:
-    pm = get_plugin_manager(Config())
-    argv = pm.hook.ecc_build_command(harness="claude", launch=launch())
+    plugin_set = PluginSet(Config())
+    argv = plugin_set.harness_hook("claude").ecc_build_command(harness="claude", launch=launch())
     assert argv[0] == "claude"
-    infos = [i for r in pm.hook.ecc_harnesses(config=Config()) for i in ([r] if r else [])]
+    infos = [i for r in plugin_set.hook.ecc_harnesses(config=Config()) for i in ([r] if r else [])]
     assert any(getattr(i, "name", None) == "claude" for i in infos)
