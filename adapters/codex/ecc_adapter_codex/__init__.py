@@ -18,7 +18,7 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ecc.adapterkit import opt, refuse_if_any, render_task
+from ecc.adapterkit import ProfileFlags, marked, opt, profile_flags, render_task
 from ecc.contract.errors import EccError
 from ecc.contract.hookspecs import hookimpl
 from ecc.contract.types import HarnessInfo, LaunchContext, OutputEvent, ProfileTranslation
@@ -69,28 +69,19 @@ def _sandbox(profile: AgentProfile | None) -> str:
 
 
 @hookimpl
-def ecc_translate_profile(harness: str, profile: AgentProfile) -> ProfileTranslation | None:
-    if harness != NAME:
-        return None
-    args: list[str] = []
-    refused: dict[str, str] = {}
+def ecc_translate_profile(harness: str, profile: AgentProfile) -> ProfileTranslation:
+    flags = ProfileFlags(profile, _NOT_FOLDED)
     if profile.model:
-        args.append(opt("--model", profile.model))
+        flags.add("--model", profile.model)
     for directory in profile.add_dirs:
-        args.append(opt("--add-dir", directory))
+        flags.add("--add-dir", directory)
     if profile.permission_mode and not _sandbox(profile):
-        refused["permission_mode"] = (
-            f"no codex sandbox matches {profile.permission_mode!r} (known: "
-            + ", ".join(SANDBOX)
-            + ")"
-        )
+        why = f"no codex sandbox matches {profile.permission_mode!r}"
+        flags.refuse_unknown("permission_mode", why, SANDBOX)
     if profile.disallowed_tools:
-        refused["disallowed_tools"] = (
-            "codex cannot take tools away; use permission_mode 'plan' (read-only sandbox)"
-        )
-    return ProfileTranslation(
-        args=args, prompt_prefix=render_task("", profile, _NOT_FOLDED), refused=refused
-    )
+        why = "codex cannot take tools away; use permission_mode 'plan' (read-only sandbox)"
+        flags.refuse("disallowed_tools", why)
+    return flags.translation()
 
 
 def _prompt(launch: LaunchContext) -> str:
@@ -99,20 +90,9 @@ def _prompt(launch: LaunchContext) -> str:
     return render_task(launch.task, launch.profile, _NOT_FOLDED)
 
 
-def _translation(launch: LaunchContext) -> ProfileTranslation:
-    if launch.profile is None:
-        return ProfileTranslation()
-    translation = ecc_translate_profile(NAME, launch.profile)
-    assert translation is not None
-    refuse_if_any(NAME, translation)
-    return translation
-
-
 @hookimpl
-def ecc_build_command(harness: str, launch: LaunchContext) -> list[str] | None:
-    if harness != NAME:
-        return None
-    translation = _translation(launch)
+def ecc_build_command(harness: str, launch: LaunchContext) -> list[str]:
+    flags = profile_flags(NAME, launch.profile, ecc_translate_profile)
     sandbox = _sandbox(launch.profile)
     argv = [PROGRAM, "exec", "--skip-git-repo-check"]
     if sandbox == BYPASS:
@@ -120,18 +100,16 @@ def ecc_build_command(harness: str, launch: LaunchContext) -> list[str] | None:
     else:
         argv.append(opt("--sandbox", sandbox))
     argv += [opt("--cd", launch.working_dir), "--color=never", "--json"]
-    return [*argv, *translation.args, "--", _prompt(launch)]
+    return [*argv, *flags, "--", _prompt(launch)]
 
 
 @hookimpl
 def ecc_resume_command(
     harness: str, launch: LaunchContext, harness_session_id: str | None
-) -> list[str] | None:
-    if harness != NAME:
-        return None
+) -> list[str]:
     if not harness_session_id:
         return ecc_build_command(harness, launch)  # nothing to continue: run the task again
-    _translation(launch)  # refusals apply to a resume too
+    profile_flags(NAME, launch.profile, ecc_translate_profile)  # refusals apply to a resume too
     profile = launch.profile
     sandbox = _sandbox(profile)
     argv = [PROGRAM, "exec", "resume", "--json", "--skip-git-repo-check"]
@@ -148,21 +126,19 @@ def ecc_resume_command(
 
 
 @hookimpl
-def ecc_session_env(harness: str, launch: LaunchContext) -> dict[str, str] | None:
+def ecc_session_env(harness: str, launch: LaunchContext) -> dict[str, str]:
     # codex needs nothing of its own: CODEX_HOME stays the user's, the core adds ECC_*.
-    return {} if harness == NAME else None
+    return {}
 
 
 @hookimpl
-def ecc_parse_output_line(harness: str, line: str, stream: str) -> list[OutputEvent] | None:
-    if harness != NAME:
-        return None
+def ecc_parse_output_line(harness: str, line: str, stream: str) -> list[OutputEvent]:
     return parse_line(line) if stream == "stdout" else []
 
 
 @hookimpl
 def ecc_detect_harness(project_dir: Path) -> str | None:
-    return NAME if any((project_dir / marker).exists() for marker in MARKERS) else None
+    return marked(NAME, project_dir, MARKERS)
 
 
 from ecc_adapter_codex.integration import *  # noqa: E402,F403  (hooks + MCP integration)

@@ -18,11 +18,12 @@ Loaded on its own by ``ecc hook``'s hot path: it imports nothing from its packag
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 from typing import Any
 
+from ecc.adapterkit import install
+from ecc.adapterkit.hooks import HookProtocol
 from ecc.contract.hookspecs import hookimpl
 from ecc.contract.types import (
     HookDecision,
@@ -30,29 +31,31 @@ from ecc.contract.types import (
     HookResponse,
     IntegrationRequest,
     IntegrationResult,
-    ToolCall,
 )
 
 __all__ = ["ecc_hook_response", "ecc_install_integration", "ecc_parse_hook_payload"]
 
 NAME = "codex"
-PHASES = {"PreToolUse": "pre_tool", "PostToolUse": "post_tool"}
-KINDS = {
-    "bash": "shell",
-    "shell": "shell",
-    "exec_command": "shell",
-    "local_shell": "shell",
-    "apply_patch": "edit",
-    "view_image": "read",
-    "web_search": "fetch",
-}
-
-
-def hooks_file(request: IntegrationRequest) -> Path:
-    if request.scope == "user":
-        home = os.environ.get("CODEX_HOME")
-        return (Path(home) if home else Path.home() / ".codex") / "hooks.json"
-    return request.project_dir / ".codex" / "hooks.json"
+PROTOCOL = HookProtocol(
+    NAME,
+    phases={"PreToolUse": "pre_tool", "PostToolUse": "post_tool"},
+    kinds={
+        "bash": "shell",
+        "shell": "shell",
+        "exec_command": "shell",
+        "local_shell": "shell",
+        "apply_patch": "edit",
+        "view_image": "read",
+        "web_search": "fetch",
+    },
+    mcp_prefix="mcp__",
+    text_inputs={"apply_patch": "patch"},
+    product="Codex",
+)
+TRUST_HOOK = (
+    "Codex runs a new hook only after you trust it: open /hooks in codex and trust it"
+    " (or pass --dangerously-bypass-hook-trust to codex exec)."
+)
 
 
 def codex_home() -> Path:
@@ -60,118 +63,56 @@ def codex_home() -> Path:
     return Path(home) if home else Path.home() / ".codex"
 
 
+def hooks_file(request: IntegrationRequest) -> Path:
+    return install.scoped(request, lambda: codex_home() / "hooks.json", ".codex/hooks.json")
+
+
 def config_file(request: IntegrationRequest) -> Path:
-    if request.scope == "user":
-        return codex_home() / "config.toml"
-    return request.project_dir / ".codex" / "config.toml"
+    return install.scoped(request, lambda: codex_home() / "config.toml", ".codex/config.toml")
 
 
 def skills_dir(request: IntegrationRequest) -> Path:
-    if request.scope == "user":
-        return codex_home() / "skills"
-    return request.project_dir / ".codex" / "skills"
+    return install.scoped(request, lambda: codex_home() / "skills", ".codex/skills")
 
 
 def _trust_note(request: IntegrationRequest, result: IntegrationResult) -> IntegrationResult:
-    if request.scope == "project" and request.action == "install" and result.changed_files:
-        result.message += (
-            f"\nCodex reads {request.project_dir / '.codex'} only in a trusted project (trust it"
-            f' when codex asks, or set [projects."{request.project_dir}"] trust_level = "trusted"'
-            " in ~/.codex/config.toml)."
-        )
-    return result
+    advice = (
+        f"Codex reads {request.project_dir / '.codex'} only in a trusted project (trust it"
+        f' when codex asks, or set [projects."{request.project_dir}"] trust_level = "trusted"'
+        " in ~/.codex/config.toml)."
+    )
+    return install.note(request, result, advice, project_only=True)
+
+
+def _hooks(request: IntegrationRequest) -> IntegrationResult:
+    result = install.command_hook(
+        request, NAME, hooks_file(request), "Codex hooks file", "PreToolUse"
+    )
+    return install.note(request, result, TRUST_HOOK, project_only=False)
+
+
+def _mcp(request: IntegrationRequest) -> IntegrationResult:
+    entry = install.memory_server(request, NAME)
+    path = config_file(request)
+    return _trust_note(
+        request, install.mcp_server(request, path, "Codex config file", "mcp_servers", entry)
+    )
+
+
+def _skills(request: IntegrationRequest) -> IntegrationResult:
+    return _trust_note(request, install.skills(request, NAME, skills_dir(request)))
 
 
 @hookimpl
 def ecc_install_integration(harness: str, request: IntegrationRequest) -> IntegrationResult | None:
-    if harness != NAME:
-        return None
-    if request.kind == "mcp":
-        from ecc.portability.harnessfiles import edit_mcp_toml, mcp_argv
-
-        argv = mcp_argv(request.options)
-        entry = {"command": argv[0], "args": argv[1:], "env": {"ECC_MEMORY_HARNESS": NAME}}
-        return _trust_note(
-            request,
-            edit_mcp_toml(
-                config_file(request),
-                "Codex config file",
-                "mcp_servers",
-                entry,
-                request.action,
-                request.dry_run,
-            ),
-        )
-    if request.kind == "skills":
-        from ecc.portability.skills import sync_skills
-
-        return _trust_note(request, sync_skills(NAME, skills_dir(request), request))
-    if request.kind != "hooks":
-        return None
-    from ecc.portability.harnessfiles import edit_hooks_file, hook_command
-
-    entry = {
-        "matcher": "*",
-        "hooks": [
-            {"type": "command", "command": hook_command(request.options, NAME), "timeout": 30}
-        ],
-    }
-    result = edit_hooks_file(
-        hooks_file(request),
-        "Codex hooks file",
-        NAME,
-        {"PreToolUse": entry},
-        request.action,
-        request.dry_run,
-    )
-    if request.action == "install" and result.changed_files:
-        result.message += (
-            "\nCodex runs a new hook only after you trust it: open /hooks in codex and trust it"
-            " (or pass --dangerously-bypass-hook-trust to codex exec)."
-        )
-    return result
+    return install.dispatch(request, hooks=_hooks, mcp=_mcp, skills=_skills)
 
 
 @hookimpl
-def ecc_parse_hook_payload(harness: str, event: str, payload: Any) -> HookEvent | None:
-    if harness != NAME:
-        return None
-    data = payload if isinstance(payload, dict) else {}
-    name = str(data.get("hook_event_name") or event)
-    result = HookEvent(
-        harness=NAME,
-        event=name,
-        phase=PHASES.get(name, "other"),
-        harness_session_id=data.get("session_id"),
-        tool_use_id=data.get("tool_use_id"),
-    )
-    tool = data.get("tool_name")
-    if result.phase != "other" and isinstance(tool, str) and tool:
-        tool_input = data.get("tool_input")
-        if isinstance(tool_input, str) and tool.lower() == "apply_patch":
-            tool_input = {"patch": tool_input}
-        result.call = ToolCall(
-            tool=tool,
-            input=tool_input if isinstance(tool_input, dict | str) else {},
-            harness=NAME,
-            cwd=data.get("cwd"),
-            kind=KINDS.get(tool.lower(), "mcp" if tool.startswith("mcp__") else "other"),
-        )
-        response = data.get("tool_response")
-        if response is not None:
-            result.output = response if isinstance(response, str) else json.dumps(response)
-    else:
-        result.phase = "other"
-    return result
+def ecc_parse_hook_payload(harness: str, event: str, payload: Any) -> HookEvent:
+    return PROTOCOL.parse(event, payload)
 
 
 @hookimpl
-def ecc_hook_response(harness: str, decision: HookDecision) -> HookResponse | None:
-    if harness != NAME:
-        return None
-    if decision.event.phase != "pre_tool" or decision.decision == "allow":
-        return HookResponse()
-    if decision.decision == "ask":  # Codex hooks cannot ask: deny, and say why
-        decision.decision = "deny"
-        decision.reason += " (Codex hooks cannot ask for confirmation, so ecc denies it)"
-    return HookResponse(exit_code=2, stderr=decision.reason + "\n")
+def ecc_hook_response(harness: str, decision: HookDecision) -> HookResponse:
+    return PROTOCOL.respond(decision)

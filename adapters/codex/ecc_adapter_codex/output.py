@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from ecc.adapterkit import as_int, parse_json_line
+from ecc.adapterkit.events import error, final, harness_session, tool_call, usage
 from ecc.contract.types import OutputEvent
 
 
@@ -20,35 +21,20 @@ def _tool(item: dict[str, Any]) -> OutputEvent | None:
     item_id = item.get("id")
     if kind == "command_execution":
         # codex's own hooks report shell commands as tool "Bash" with {command}: do the same.
-        return OutputEvent(
-            "tool_call",
-            {"tool": "Bash", "input": {"command": str(item.get("command") or "")}, "id": item_id},
-        )
+        return tool_call("Bash", {"command": str(item.get("command") or "")}, item_id)
     if kind == "mcp_tool_call":
         arguments = item.get("arguments")
-        return OutputEvent(
-            "tool_call",
-            {
-                "tool": f"mcp__{item.get('server', '')}__{item.get('tool', '')}",
-                "input": arguments if isinstance(arguments, dict) else {"arguments": arguments},
-                "id": item_id,
-            },
+        name = f"mcp__{item.get('server', '')}__{item.get('tool', '')}"
+        return tool_call(
+            name, arguments if isinstance(arguments, dict) else {"arguments": arguments}, item_id
         )
     if kind == "file_change":
         changes = item.get("changes")
-        return OutputEvent(
-            "tool_call",
-            {
-                "tool": "apply_patch",
-                "input": {"changes": changes if isinstance(changes, list) else []},
-                "id": item_id,
-            },
+        return tool_call(
+            "apply_patch", {"changes": changes if isinstance(changes, list) else []}, item_id
         )
     if kind == "web_search":
-        return OutputEvent(
-            "tool_call",
-            {"tool": "web_search", "input": {"query": str(item.get("query") or "")}, "id": item_id},
-        )
+        return tool_call("web_search", {"query": str(item.get("query") or "")}, item_id)
     return None
 
 
@@ -59,33 +45,26 @@ def parse_line(line: str) -> list[OutputEvent]:
     kind = data.get("type")
     item = data.get("item") if isinstance(data.get("item"), dict) else {}
     if kind == "thread.started":
-        tid = data.get("thread_id")
-        return [OutputEvent("harness_session", {"id": tid})] if isinstance(tid, str) and tid else []
+        return harness_session(data.get("thread_id"))
     if kind == "item.started" and item.get("type") in {"command_execution", "mcp_tool_call"}:
         event = _tool(item)
         return [event] if event else []
     if kind == "item.completed":
         if item.get("type") == "agent_message" and isinstance(item.get("text"), str):
-            return [OutputEvent("final", {"text": item["text"]})]
+            return [final(item["text"])]
         if item.get("type") in {"file_change", "web_search"}:
             event = _tool(item)
             return [event] if event else []
         return []
     if kind == "turn.completed":
-        usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
-        return [
-            OutputEvent(
-                "usage",
-                {
-                    "input_tokens": as_int(usage.get("input_tokens")),
-                    "output_tokens": as_int(usage.get("output_tokens")),
-                    "cost_usd": None,
-                    "cumulative": True,
-                },
-            )
-        ]
+        tokens = data.get("usage") if isinstance(data.get("usage"), dict) else {}
+        input_tokens, output_tokens = (
+            as_int(tokens.get("input_tokens")),
+            as_int(tokens.get("output_tokens")),
+        )
+        return [usage(input_tokens, output_tokens, cumulative=True)]
     if kind in {"turn.failed", "error"}:
-        error = data.get("error")
-        message = error.get("message") if isinstance(error, dict) else data.get("message")
-        return [OutputEvent("error", {"message": str(message or kind)})]
+        failure = data.get("error")
+        message = failure.get("message") if isinstance(failure, dict) else data.get("message")
+        return [error(message or kind)]
     return []

@@ -8,10 +8,11 @@ from pathlib import Path
 import ecc_adapter_codex as codex
 import pytest
 
+from ecc.adapterkit.testing import hooks_called_for
 from ecc.contract.errors import EccError
 from ecc.contract.types import LaunchContext
 from ecc.runtime.config.model import AgentProfile, Config
-from ecc.runtime.plugins.loader import get_plugin_manager
+from ecc.runtime.plugins.loader import PluginSet
 
 SAMPLES = Path(__file__).parent / "samples"
 TRICKY = ["two words", 'it\'s "quoted"', "line one\nline two", "-x", "--dangerously-bypass"]
@@ -42,11 +43,9 @@ def test_plain_command() -> None:
 
 
 def test_not_ours() -> None:
-    assert codex.ecc_build_command("claude", launch()) is None
-    assert codex.ecc_resume_command("claude", launch(), "t") is None
-    assert codex.ecc_session_env("claude", launch()) is None
-    assert codex.ecc_translate_profile("claude", AgentProfile()) is None
-    assert codex.ecc_parse_output_line("claude", "{}", "stdout") is None
+    every = hooks_called_for(codex, "codex")
+    assert len(every) == 8 and hooks_called_for(codex, "openai-codex") == every
+    assert hooks_called_for(codex, "claude") == []
     assert codex.ecc_session_env("codex", launch()) == {}
 
 
@@ -231,5 +230,5 @@ def test_malformed_lines_never_raise(line: str) -> None:
 
 
 def test_registered_through_its_entry_point() -> None:
-    pm = get_plugin_manager(Config())
-    assert pm.hook.ecc_build_command(harness="codex", launch=launch())[:2] == ["codex", "exec"]
+    hook = PluginSet(Config()).harness_hook("codex")
+    assert hook.ecc_build_command(harness="codex", launch=launch())[:2] == ["codex", "exec"]
