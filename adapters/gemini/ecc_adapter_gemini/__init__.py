@@ -18,7 +18,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ecc.adapterkit import opt, refuse_if_any, render_task
+from ecc.adapterkit import ProfileFlags, marked, opt, profile_flags, render_task
 from ecc.contract.hookspecs import hookimpl
 from ecc.contract.types import HarnessInfo, LaunchContext, OutputEvent, ProfileTranslation
 from ecc_adapter_gemini.output import parse_line
@@ -57,75 +57,60 @@ def ecc_harnesses() -> HarnessInfo:
 
 
 @hookimpl
-def ecc_translate_profile(harness: str, profile: AgentProfile) -> ProfileTranslation | None:
-    if harness != NAME:
-        return None
-    args: list[str] = []
-    refused: dict[str, str] = {}
+def ecc_translate_profile(harness: str, profile: AgentProfile) -> ProfileTranslation:
+    flags = ProfileFlags(profile, _NOT_FOLDED)
     if profile.model:
-        args.append(opt("--model", profile.model))
+        flags.add("--model", profile.model)
     for directory in profile.add_dirs:
-        args.append(opt("--include-directories", directory))
+        flags.add("--include-directories", directory)
     if profile.permission_mode:
         mode = APPROVAL_MODES.get(profile.permission_mode)
         if mode:
-            args.append(opt("--approval-mode", mode))
+            flags.add("--approval-mode", mode)
         else:
-            refused["permission_mode"] = (
-                f"no gemini approval mode matches {profile.permission_mode!r} (known: "
-                + ", ".join(APPROVAL_MODES)
-                + ")"
-            )
+            why = f"no gemini approval mode matches {profile.permission_mode!r}"
+            flags.refuse_unknown("permission_mode", why, APPROVAL_MODES)
     if profile.disallowed_tools:
-        refused["disallowed_tools"] = (
-            "gemini has no flag that removes a tool; use permission_mode 'plan' (read-only)"
-        )
-    return ProfileTranslation(
-        args=args, prompt_prefix=render_task("", profile, _NOT_FOLDED), refused=refused
-    )
+        why = "gemini has no flag that removes a tool; use permission_mode 'plan' (read-only)"
+        flags.refuse("disallowed_tools", why)
+    return flags.translation()
 
 
 def _argv(launch: LaunchContext, resume_id: str | None) -> list[str]:
     argv = [PROGRAM, "--output-format=stream-json", "--skip-trust"]
-    if launch.profile is not None:
-        translation = ecc_translate_profile(NAME, launch.profile)
-        assert translation is not None
-        refuse_if_any(NAME, translation)
-        argv += translation.args
+    argv += profile_flags(NAME, launch.profile, ecc_translate_profile)
     if resume_id:
         argv.append(opt("--resume", resume_id))
     return [*argv, opt("--prompt", render_task(launch.task, launch.profile, _NOT_FOLDED))]
 
 
 @hookimpl
-def ecc_build_command(harness: str, launch: LaunchContext) -> list[str] | None:
-    return _argv(launch, None) if harness == NAME else None
+def ecc_build_command(harness: str, launch: LaunchContext) -> list[str]:
+    return _argv(launch, None)
 
 
 @hookimpl
 def ecc_resume_command(
     harness: str, launch: LaunchContext, harness_session_id: str | None
-) -> list[str] | None:
+) -> list[str]:
     # gemini keeps sessions per project directory: the resume must run in the same directory.
-    return _argv(launch, harness_session_id) if harness == NAME else None
+    return _argv(launch, harness_session_id)
 
 
 @hookimpl
-def ecc_session_env(harness: str, launch: LaunchContext) -> dict[str, str] | None:
+def ecc_session_env(harness: str, launch: LaunchContext) -> dict[str, str]:
     # gemini needs nothing of its own beyond the core's ECC_* variables.
-    return {} if harness == NAME else None
+    return {}
 
 
 @hookimpl
-def ecc_parse_output_line(harness: str, line: str, stream: str) -> list[OutputEvent] | None:
-    if harness != NAME:
-        return None
+def ecc_parse_output_line(harness: str, line: str, stream: str) -> list[OutputEvent]:
     return parse_line(line) if stream == "stdout" else []
 
 
 @hookimpl
 def ecc_detect_harness(project_dir: Path) -> str | None:
-    return NAME if any((project_dir / marker).exists() for marker in MARKERS) else None
+    return marked(NAME, project_dir, MARKERS)
 
 
 from ecc_adapter_gemini.integration import *  # noqa: E402,F403  (hooks + MCP integration)

@@ -9,6 +9,7 @@ run reports only its own tokens, so usage is an increment (``cumulative: False``
 from __future__ import annotations
 
 from ecc.adapterkit import as_int, parse_json_line
+from ecc.adapterkit.events import error, harness_session, tool_call, usage
 from ecc.contract.types import OutputEvent
 
 
@@ -18,20 +19,9 @@ def parse_line(line: str) -> list[OutputEvent]:
         return []
     kind = data.get("type")
     if kind == "init":
-        sid = data.get("session_id")
-        return [OutputEvent("harness_session", {"id": sid})] if isinstance(sid, str) and sid else []
+        return harness_session(data.get("session_id"))
     if kind == "tool_use":
-        params = data.get("parameters")
-        return [
-            OutputEvent(
-                "tool_call",
-                {
-                    "tool": str(data.get("tool_name") or ""),
-                    "input": params if isinstance(params, dict) else {},
-                    "id": data.get("tool_id"),
-                },
-            )
-        ]
+        return [tool_call(data.get("tool_name"), data.get("parameters"), data.get("tool_id"))]
     if kind == "message" and data.get("role") == "assistant":
         content = data.get("content")
         if not isinstance(content, str):
@@ -39,22 +29,16 @@ def parse_line(line: str) -> list[OutputEvent]:
         return [OutputEvent("final", {"text": content, "delta": bool(data.get("delta"))})]
     if kind == "result":
         stats = data.get("stats") if isinstance(data.get("stats"), dict) else {}
-        events = [
-            OutputEvent(
-                "usage",
-                {
-                    "input_tokens": as_int(stats.get("input_tokens")),
-                    "output_tokens": as_int(stats.get("output_tokens")),
-                    "cost_usd": None,
-                    "cumulative": False,
-                },
-            )
-        ]
+        input_tokens, output_tokens = (
+            as_int(stats.get("input_tokens")),
+            as_int(stats.get("output_tokens")),
+        )
+        events = [usage(input_tokens, output_tokens, cumulative=False)]
         if data.get("status") not in (None, "success"):
-            error = data.get("error")
-            message = error.get("message") if isinstance(error, dict) else data.get("status")
-            events.append(OutputEvent("error", {"message": str(message)}))
+            failure = data.get("error")
+            message = failure.get("message") if isinstance(failure, dict) else data.get("status")
+            events.append(OutputEvent("error", {"message": str(message)}))  # "None" stays "None"
         return events
     if kind == "error":
-        return [OutputEvent("error", {"message": str(data.get("message") or "error")})]
+        return [error(data.get("message"))]
     return []

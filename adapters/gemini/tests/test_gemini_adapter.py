@@ -7,10 +7,11 @@ from pathlib import Path
 import ecc_adapter_gemini as gemini
 import pytest
 
+from ecc.adapterkit.testing import hooks_called_for
 from ecc.contract.errors import EccError
 from ecc.contract.types import LaunchContext
 from ecc.runtime.config.model import AgentProfile, Config
-from ecc.runtime.plugins.loader import get_plugin_manager
+from ecc.runtime.plugins.loader import PluginSet
 
 SAMPLES = Path(__file__).parent / "samples"
 TRICKY = ["two words", 'it\'s "quoted"', "line one\nline two", "-x", "--yolo"]
@@ -34,11 +35,9 @@ def test_plain_command_has_the_prompt_last_as_one_element() -> None:
 
 
 def test_not_ours() -> None:
-    assert gemini.ecc_build_command("codex", launch()) is None
-    assert gemini.ecc_resume_command("codex", launch(), "x") is None
-    assert gemini.ecc_session_env("codex", launch()) is None
-    assert gemini.ecc_translate_profile("codex", AgentProfile()) is None
-    assert gemini.ecc_parse_output_line("codex", "{}", "stdout") is None
+    every = hooks_called_for(gemini, "gemini")
+    assert len(every) == 8 and hooks_called_for(gemini, "gemini-cli") == every
+    assert hooks_called_for(gemini, "codex") == []
     assert gemini.ecc_session_env("gemini", launch()) == {}
 
 
@@ -153,5 +152,5 @@ def test_malformed_lines_never_raise(line: str) -> None:
 
 
 def test_registered_through_its_entry_point() -> None:
-    pm = get_plugin_manager(Config())
-    assert pm.hook.ecc_build_command(harness="gemini", launch=launch())[0] == "gemini"
+    hook = PluginSet(Config()).harness_hook("gemini")
+    assert hook.ecc_build_command(harness="gemini", launch=launch())[0] == "gemini"
