@@ -17,7 +17,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ecc.adapterkit import opt, refuse_if_any, render_task
+from ecc.adapterkit import ProfileFlags, marked, opt, profile_flags, render_task
 from ecc.contract.hookspecs import hookimpl
 from ecc.contract.types import HarnessInfo, LaunchContext, OutputEvent, ProfileTranslation
 from ecc_adapter_opencode.output import parse_line
@@ -54,40 +54,27 @@ def ecc_harnesses() -> HarnessInfo:
 
 
 @hookimpl
-def ecc_translate_profile(harness: str, profile: AgentProfile) -> ProfileTranslation | None:
-    if harness != NAME:
-        return None
-    args: list[str] = []
-    refused: dict[str, str] = {}
+def ecc_translate_profile(harness: str, profile: AgentProfile) -> ProfileTranslation:
+    flags = ProfileFlags(profile, _NOT_FOLDED)
     if profile.model:
-        args.append(opt("--model", profile.model))
+        flags.add("--model", profile.model)
     if profile.permission_mode:
-        flags = PERMISSION_FLAGS.get(profile.permission_mode)
-        if flags is None:
-            refused["permission_mode"] = (
-                f"no opencode equivalent of {profile.permission_mode!r} (known: "
-                + ", ".join(PERMISSION_FLAGS)
-                + ")"
-            )
+        mode_flags = PERMISSION_FLAGS.get(profile.permission_mode)
+        if mode_flags is None:
+            why = f"no opencode equivalent of {profile.permission_mode!r}"
+            flags.refuse_unknown("permission_mode", why, PERMISSION_FLAGS)
         else:
-            args += flags
+            flags.args += mode_flags
     if profile.disallowed_tools:
-        refused["disallowed_tools"] = (
-            "opencode run has no flag that removes a tool; deny it in opencode.json 'permission'"
-        )
-    return ProfileTranslation(
-        args=args, prompt_prefix=render_task("", profile, _NOT_FOLDED), refused=refused
-    )
+        why = "opencode run has no flag that removes a tool; deny it in opencode.json 'permission'"
+        flags.refuse("disallowed_tools", why)
+    return flags.translation()
 
 
 def _argv(launch: LaunchContext, resume_id: str | None) -> list[str]:
     argv = [PROGRAM, "run", "--format=json", opt("--dir", launch.working_dir)]
     argv.append(opt("--title", launch.session_name))
-    if launch.profile is not None:
-        translation = ecc_translate_profile(NAME, launch.profile)
-        assert translation is not None
-        refuse_if_any(NAME, translation)
-        argv += translation.args
+    argv += profile_flags(NAME, launch.profile, ecc_translate_profile)
     if resume_id:
         argv.append(opt("--session", resume_id))
     return [*argv, "--", *prompt_words(render_task(launch.task, launch.profile, _NOT_FOLDED))]
@@ -105,33 +92,31 @@ def prompt_words(prompt: str) -> list[str]:
 
 
 @hookimpl
-def ecc_build_command(harness: str, launch: LaunchContext) -> list[str] | None:
-    return _argv(launch, None) if harness == NAME else None
+def ecc_build_command(harness: str, launch: LaunchContext) -> list[str]:
+    return _argv(launch, None)
 
 
 @hookimpl
 def ecc_resume_command(
     harness: str, launch: LaunchContext, harness_session_id: str | None
-) -> list[str] | None:
-    return _argv(launch, harness_session_id) if harness == NAME else None
+) -> list[str]:
+    return _argv(launch, harness_session_id)
 
 
 @hookimpl
-def ecc_session_env(harness: str, launch: LaunchContext) -> dict[str, str] | None:
+def ecc_session_env(harness: str, launch: LaunchContext) -> dict[str, str]:
     # Never let a headless run stall on opencode's background plugin install (real-harnesses.md).
-    return {"OPENCODE_DISABLE_AUTOUPDATE": "1"} if harness == NAME else None
+    return {"OPENCODE_DISABLE_AUTOUPDATE": "1"}
 
 
 @hookimpl
-def ecc_parse_output_line(harness: str, line: str, stream: str) -> list[OutputEvent] | None:
-    if harness != NAME:
-        return None
+def ecc_parse_output_line(harness: str, line: str, stream: str) -> list[OutputEvent]:
     return parse_line(line) if stream == "stdout" else []
 
 
 @hookimpl
 def ecc_detect_harness(project_dir: Path) -> str | None:
-    return NAME if any((project_dir / marker).exists() for marker in MARKERS) else None
+    return marked(NAME, project_dir, MARKERS)
 
 
 from ecc_adapter_opencode.integration import *  # noqa: E402,F403  (hooks + MCP integration)

@@ -24,6 +24,8 @@ import os
 from pathlib import Path
 from typing import Any
 
+from ecc.adapterkit import install
+from ecc.adapterkit.hooks import HookProtocol
 from ecc.contract.hookspecs import hookimpl
 from ecc.contract.types import (
     HookDecision,
@@ -31,25 +33,36 @@ from ecc.contract.types import (
     HookResponse,
     IntegrationRequest,
     IntegrationResult,
-    ToolCall,
 )
 
 __all__ = ["ecc_hook_response", "ecc_install_integration", "ecc_parse_hook_payload"]
 
 NAME = "opencode"
-PHASES = {"tool.execute.before": "pre_tool", "tool.execute.after": "post_tool"}
-KINDS = {
-    "bash": "shell",
-    "write": "write",
-    "edit": "edit",
-    "patch": "edit",
-    "multiedit": "edit",
-    "read": "read",
-    "glob": "search",
-    "grep": "search",
-    "list": "search",
-    "webfetch": "fetch",
-}
+# What the plugin module below pipes in: {"event", "tool", "sessionID", "callID", "args"}.
+PROTOCOL = HookProtocol(
+    NAME,
+    phases={"tool.execute.before": "pre_tool", "tool.execute.after": "post_tool"},
+    kinds={
+        "bash": "shell",
+        "write": "write",
+        "edit": "edit",
+        "patch": "edit",
+        "multiedit": "edit",
+        "read": "read",
+        "glob": "search",
+        "grep": "search",
+        "list": "search",
+        "webfetch": "fetch",
+    },
+    event_field="event",
+    session_field="sessionID",
+    tool_use_id_field="callID",
+    tool_field="tool",
+    input_field="args",
+    cwd_field=None,
+    output_field=None,
+    product="OpenCode",
+)
 MODULE_NAME = "ecc-hooks.js"
 MARKER = "// ecc-hooks: installed by `ecc hooks install --harness opencode`"
 
@@ -102,9 +115,19 @@ def skills_dir(request: IntegrationRequest) -> Path:
     return module.parent / "skills"
 
 
-def _install_mcp(request: IntegrationRequest) -> IntegrationResult:
-    from ecc.contract.errors import EccError
-    from ecc.portability.harnessfiles import MCP_SERVER_NAME, edit_mcp_json, mcp_argv
+def _refuse_jsonc(config_file: Path, what: str, where: str) -> None:
+    """Stop when only an ``opencode.jsonc`` exists: say what to add by hand instead."""
+    if not config_file.exists() and config_file.with_suffix(".jsonc").exists():
+        from ecc.contract.errors import EccError
+
+        raise EccError(
+            f"{config_file.with_suffix('.jsonc')} is JSONC, which ecc does not edit; add "
+            f"{what} to its {where} by hand, nothing was changed"
+        )
+
+
+def _mcp(request: IntegrationRequest) -> IntegrationResult:
+    from ecc.portability.harnessfiles import MCP_SERVER_NAME, mcp_argv
 
     _, config_file = locations(request)
     entry = {
@@ -113,40 +136,22 @@ def _install_mcp(request: IntegrationRequest) -> IntegrationResult:
         "environment": {"ECC_MEMORY_HARNESS": NAME},
         "enabled": True,
     }
-    if not config_file.exists() and config_file.with_suffix(".jsonc").exists():
-        raise EccError(
-            f"{config_file.with_suffix('.jsonc')} is JSONC, which ecc does not edit; add "
-            f'"{MCP_SERVER_NAME}": {json.dumps(entry)} to its "mcp" object by hand, nothing was '
-            "changed"
-        )
-    return edit_mcp_json(
-        config_file, "OpenCode config file", "mcp", entry, request.action, request.dry_run
-    )
+    _refuse_jsonc(config_file, f'"{MCP_SERVER_NAME}": {json.dumps(entry)}', '"mcp" object')
+    return install.mcp_server(request, config_file, "OpenCode config file", "mcp", entry)
 
 
-@hookimpl
-def ecc_install_integration(harness: str, request: IntegrationRequest) -> IntegrationResult | None:
-    if harness != NAME:
-        return None
-    if request.kind == "mcp":
-        return _install_mcp(request)
-    if request.kind == "skills":
-        from ecc.portability.skills import sync_skills
+def _skills(request: IntegrationRequest) -> IntegrationResult:
+    return install.skills(request, NAME, skills_dir(request))
 
-        return sync_skills(NAME, skills_dir(request), request)
-    if request.kind != "hooks":
-        return None
+
+def _hooks(request: IntegrationRequest) -> IntegrationResult:
     import difflib
 
     from ecc.contract.errors import EccError
     from ecc.portability.harnessfiles import read_json, write_json, write_text
 
     module, config_file = locations(request)
-    if not config_file.exists() and config_file.with_suffix(".jsonc").exists():
-        raise EccError(
-            f"{config_file.with_suffix('.jsonc')} is JSONC, which ecc does not edit; add "
-            f'"file://{module}" to its "plugin" list by hand, nothing was changed'
-        )
+    _refuse_jsonc(config_file, f'"file://{module}"', '"plugin" list')
     data, original = read_json(config_file, "OpenCode config file")
     entry = Path(os.path.abspath(module)).as_uri()
     plugins = data.get("plugin", [])
@@ -203,39 +208,15 @@ def ecc_install_integration(harness: str, request: IntegrationRequest) -> Integr
 
 
 @hookimpl
-def ecc_parse_hook_payload(harness: str, event: str, payload: Any) -> HookEvent | None:
-    if harness != NAME:
-        return None
-    data = payload if isinstance(payload, dict) else {}
-    name = str(data.get("event") or event)
-    result = HookEvent(
-        harness=NAME,
-        event=name,
-        phase=PHASES.get(name, "other"),
-        harness_session_id=data.get("sessionID"),
-        tool_use_id=data.get("callID"),
-    )
-    tool = data.get("tool")
-    if result.phase != "other" and isinstance(tool, str) and tool:
-        args = data.get("args")
-        result.call = ToolCall(
-            tool=tool,
-            input=args if isinstance(args, dict | str) else {},
-            harness=NAME,
-            kind=KINDS.get(tool.lower(), "other"),
-        )
-    else:
-        result.phase = "other"
-    return result
+def ecc_install_integration(harness: str, request: IntegrationRequest) -> IntegrationResult | None:
+    return install.dispatch(request, hooks=_hooks, mcp=_mcp, skills=_skills)
 
 
 @hookimpl
-def ecc_hook_response(harness: str, decision: HookDecision) -> HookResponse | None:
-    if harness != NAME:
-        return None
-    if decision.event.phase != "pre_tool" or decision.decision == "allow":
-        return HookResponse()
-    if decision.decision == "ask":  # nobody to ask: deny, and say why
-        decision.decision = "deny"
-        decision.reason += " (OpenCode hooks cannot ask for confirmation, so ecc denies it)"
-    return HookResponse(exit_code=2, stderr=decision.reason + "\n")
+def ecc_parse_hook_payload(harness: str, event: str, payload: Any) -> HookEvent:
+    return PROTOCOL.parse(event, payload)
+
+
+@hookimpl
+def ecc_hook_response(harness: str, decision: HookDecision) -> HookResponse:
+    return PROTOCOL.respond(decision)

@@ -7,10 +7,11 @@ from pathlib import Path
 import ecc_adapter_opencode as opencode
 import pytest
 
+from ecc.adapterkit.testing import hooks_called_for
 from ecc.contract.errors import EccError
 from ecc.contract.types import LaunchContext
 from ecc.runtime.config.model import AgentProfile, Config
-from ecc.runtime.plugins.loader import get_plugin_manager
+from ecc.runtime.plugins.loader import PluginSet
 
 SAMPLES = Path(__file__).parent / "samples"
 TRICKY = ["two words", 'it\'s "q"', "a\nb", "-x", "--auto", "double  space ", " lead\ttab"]
@@ -45,11 +46,9 @@ def rejoined(argv: list[str]) -> str:
 
 
 def test_not_ours() -> None:
-    assert opencode.ecc_build_command("codex", launch()) is None
-    assert opencode.ecc_resume_command("codex", launch(), "x") is None
-    assert opencode.ecc_session_env("codex", launch()) is None
-    assert opencode.ecc_translate_profile("codex", AgentProfile()) is None
-    assert opencode.ecc_parse_output_line("codex", "{}", "stdout") is None
+    every = hooks_called_for(opencode, "opencode")
+    assert len(every) == 8 and hooks_called_for(opencode, "open-code") == every
+    assert hooks_called_for(opencode, "codex") == []
 
 
 def test_spec_acceptance_profile() -> None:
@@ -179,5 +178,5 @@ def test_malformed_lines_never_raise(line: str) -> None:
 
 
 def test_registered_through_its_entry_point() -> None:
-    pm = get_plugin_manager(Config())
-    assert pm.hook.ecc_build_command(harness="opencode", launch=launch())[:2] == ["opencode", "run"]
+    hook = PluginSet(Config()).harness_hook("opencode")
+    assert hook.ecc_build_command(harness="opencode", launch=launch())[:2] == ["opencode", "run"]
