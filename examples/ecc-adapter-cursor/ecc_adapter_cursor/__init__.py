@@ -13,12 +13,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ecc.adapterkit import (
+    ProfileFlags,
     as_int,
+    marked,
     opt,
     parse_json_line,
-    refuse_if_any,
+    profile_flags,
     render_task,
 )
+from ecc.adapterkit.events import error, final, harness_session, usage
 from ecc.contract.hookspecs import hookimpl
 from ecc.contract.types import HarnessInfo, LaunchContext, OutputEvent, ProfileTranslation
 
@@ -45,51 +48,42 @@ def ecc_harnesses() -> HarnessInfo:
 
 
 @hookimpl
-def ecc_translate_profile(harness: str, profile: AgentProfile) -> ProfileTranslation | None:
-    if harness != NAME:
-        return None
-    args: list[str] = []
-    refused: dict[str, str] = {}
+def ecc_translate_profile(harness: str, profile: AgentProfile) -> ProfileTranslation:
+    flags = ProfileFlags(profile, _NOT_FOLDED)
     if profile.model:
-        args.append(opt("--model", profile.model))
+        flags.add("--model", profile.model)
     if profile.permission_mode == "bypassPermissions":
-        args.append("--force")
+        flags.args.append("--force")
     elif profile.permission_mode and profile.permission_mode != "default":
-        refused["permission_mode"] = "cursor-agent knows only default and bypassPermissions"
+        flags.refuse("permission_mode", "cursor-agent knows only default and bypassPermissions")
     if profile.disallowed_tools:
-        refused["disallowed_tools"] = "cursor-agent has no flag that removes a tool"
-    return ProfileTranslation(
-        args=args, prompt_prefix=render_task("", profile, _NOT_FOLDED), refused=refused
-    )
+        flags.refuse("disallowed_tools", "cursor-agent has no flag that removes a tool")
+    return flags.translation()
 
 
 def _argv(launch: LaunchContext, resume_id: str | None) -> list[str]:
     argv = [PROGRAM, "--print", "--output-format=stream-json"]
     if resume_id:
         argv.append(opt("--resume", resume_id))
-    if launch.profile is not None:
-        translation = ecc_translate_profile(NAME, launch.profile)
-        assert translation is not None
-        refuse_if_any(NAME, translation)
-        argv += translation.args
+    argv += profile_flags(NAME, launch.profile, ecc_translate_profile)
     return [*argv, "--", render_task(launch.task, launch.profile, _NOT_FOLDED)]
 
 
 @hookimpl
-def ecc_build_command(harness: str, launch: LaunchContext) -> list[str] | None:
-    return _argv(launch, None) if harness == NAME else None
+def ecc_build_command(harness: str, launch: LaunchContext) -> list[str]:
+    return _argv(launch, None)
 
 
 @hookimpl
 def ecc_resume_command(
     harness: str, launch: LaunchContext, harness_session_id: str | None
-) -> list[str] | None:
-    return _argv(launch, harness_session_id) if harness == NAME else None
+) -> list[str]:
+    return _argv(launch, harness_session_id)
 
 
 @hookimpl
-def ecc_session_env(harness: str, launch: LaunchContext) -> dict[str, str] | None:
-    return {"CURSOR_AGENT_SESSION": launch.session_name} if harness == NAME else None
+def ecc_session_env(harness: str, launch: LaunchContext) -> dict[str, str]:
+    return {"CURSOR_AGENT_SESSION": launch.session_name}
 
 
 def parse_line(line: str) -> list[OutputEvent]:
@@ -99,9 +93,8 @@ def parse_line(line: str) -> list[OutputEvent]:
         return []
     events: list[OutputEvent] = []
     kind = data.get("type")
-    sid = data.get("session_id")
-    if kind == "system" and isinstance(sid, str) and sid:
-        events.append(OutputEvent("harness_session", {"id": sid}))
+    if kind == "system":
+        events += harness_session(data.get("session_id"))
     elif kind == "tool_call" and data.get("subtype") == "started":
         call = data.get("tool_call") if isinstance(data.get("tool_call"), dict) else {}
         for tool, body in call.items():  # e.g. {"shellToolCall": {"args": {"command": ...}}}
@@ -113,34 +106,23 @@ def parse_line(line: str) -> list[OutputEvent]:
                 )
             )
     elif kind == "result":
-        usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
-        if usage:
-            events.append(
-                OutputEvent(
-                    "usage",
-                    {
-                        "input_tokens": as_int(usage.get("input_tokens")),
-                        "output_tokens": as_int(usage.get("output_tokens")),
-                        "cost_usd": None,
-                        "cumulative": False,
-                    },
-                )
-            )
+        tokens = data.get("usage") if isinstance(data.get("usage"), dict) else {}
+        if tokens:
+            input_tokens, output_tokens = tokens.get("input_tokens"), tokens.get("output_tokens")
+            events.append(usage(as_int(input_tokens), as_int(output_tokens), cumulative=False))
         result = data.get("result")
         if data.get("is_error"):
-            events.append(OutputEvent("error", {"message": str(result or "error")}))
+            events.append(error(result))
         elif isinstance(result, str):
-            events.append(OutputEvent("final", {"text": result}))
+            events.append(final(result))
     return events
 
 
 @hookimpl
-def ecc_parse_output_line(harness: str, line: str, stream: str) -> list[OutputEvent] | None:
-    if harness != NAME:
-        return None
+def ecc_parse_output_line(harness: str, line: str, stream: str) -> list[OutputEvent]:
     return parse_line(line) if stream == "stdout" else []
 
 
 @hookimpl
 def ecc_detect_harness(project_dir: Path) -> str | None:
-    return NAME if any((project_dir / marker).exists() for marker in MARKERS) else None
+    return marked(NAME, project_dir, MARKERS)

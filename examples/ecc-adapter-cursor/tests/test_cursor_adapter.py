@@ -12,6 +12,7 @@ from pathlib import Path
 import ecc_adapter_cursor as cursor
 import pytest
 
+from ecc.adapterkit.testing import hooks_called_for
 from ecc.contract.errors import EccError
 from ecc.contract.types import LaunchContext
 from ecc.runtime.config.model import AgentProfile, Config
@@ -30,7 +31,12 @@ def test_argv(value: str) -> None:
         "--", value,
     ]  # fmt: skip
     assert "--resume=abc" in cursor.ecc_resume_command("cursor", launch(), "abc")
-    assert cursor.ecc_build_command("claude", launch()) is None
+
+
+def test_the_core_calls_it_for_cursor_only() -> None:
+    every = hooks_called_for(cursor, "cursor")
+    assert len(every) == 5 and hooks_called_for(cursor, "cursor-agent") == every
+    assert hooks_called_for(cursor, "claude") == []
 
 
 def test_refusals_and_folding() -> None:
