@@ -17,7 +17,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ecc.adapterkit import format_number, refuse_if_any, render_task
+from ecc.adapterkit import ProfileFlags, format_number, profile_flags, render_task
 from ecc.contract.errors import EccError
 from ecc.contract.hookspecs import hookimpl
 from ecc.contract.types import HarnessInfo, LaunchContext, ProfileTranslation
@@ -83,14 +83,13 @@ def ecc_translate_profile(
     if runner is None:
         return None
     supported = _supported(runner)
-    args: list[str] = []
-    refused: dict[str, str] = {}
+    flags = ProfileFlags(profile, supported)
 
     def add(field: str, flag: str, value: str) -> None:
         try:
-            args.extend(_pair(harness, flag, value, field))
+            flags.args.extend(_pair(harness, flag, value, field))
         except EccError as exc:
-            refused[field] = str(exc)
+            flags.refuse(field, str(exc))
 
     if profile.model and runner.model_flag:
         add("model", runner.model_flag, profile.model)
@@ -110,9 +109,7 @@ def ecc_translate_profile(
     if profile.append_system_prompt and "append_system_prompt" in supported:
         assert runner.append_system_prompt_flag
         add("append_system_prompt", runner.append_system_prompt_flag, profile.append_system_prompt)
-    return ProfileTranslation(
-        args=args, prompt_prefix=render_task("", profile, supported), refused=refused
-    )
+    return flags.translation()
 
 
 def _command(harness: str, launch: LaunchContext, resume_id: str | None) -> list[str] | None:
@@ -129,13 +126,10 @@ def _command(harness: str, launch: LaunchContext, resume_id: str | None) -> list
         argv += [runner.session_name_flag, launch.session_name]
     if resume_id and runner.resume_flag:
         argv += _pair(harness, runner.resume_flag, resume_id, "harness session id")
-    task = launch.task
-    if launch.profile is not None:
-        translation = ecc_translate_profile(harness, launch.profile, launch)
-        assert translation is not None
-        refuse_if_any(harness, translation)
-        argv += translation.args
-        task = render_task(task, launch.profile, _supported(runner))
+    argv += profile_flags(
+        harness, launch.profile, lambda name, profile: ecc_translate_profile(name, profile, launch)
+    )
+    task = render_task(launch.task, launch.profile, _supported(runner))
     if runner.task_flag:
         argv += _pair(harness, runner.task_flag, task, "task")
     elif task.startswith("-"):

@@ -20,15 +20,11 @@ def ecc_harnesses() -> HarnessInfo:
 
 
 @hookimpl
-def ecc_build_command(harness: str, launch: LaunchContext) -> list[str] | None:
-    if harness != NAME:
-        return None
+def ecc_build_command(harness: str, launch: LaunchContext) -> list[str]:
     return ["/bin/sh", "-c", launch.task]
 
 
 @hookimpl
-def ecc_resume_command(harness: str, launch: LaunchContext) -> list[str] | None:
+def ecc_resume_command(harness: str, launch: LaunchContext) -> list[str]:
     # A shell command has no conversation to continue: resuming runs it again.
-    if harness != NAME:
-        return None
     return ["/bin/sh", "-c", launch.task]

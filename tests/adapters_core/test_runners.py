@@ -9,7 +9,7 @@ import pytest
 from ecc.contract.errors import EccError
 from ecc.contract.types import LaunchContext
 from ecc.runtime.config.model import AgentProfile, Config
-from ecc.runtime.plugins.loader import get_plugin_manager
+from ecc.runtime.plugins.loader import PluginSet
 from ecc.sessions import harnesses
 from ecc_plugins import runners
 
@@ -159,8 +159,11 @@ def test_detection_and_names(tmp_path: Path) -> None:
 
 
 def test_runner_overrides_a_builtin_adapter_through_the_plugin_manager() -> None:
-    config = Config(harness_runners={"claude": {"program": "my-claude", "base_args": ["-p"]}})
-    pm = get_plugin_manager(config)
-    argv = pm.hook.ecc_build_command(harness="claude", launch=launch(config, "t", None))
+    runner = {"program": "my-claude", "base_args": ["-p"], "env": {"CLAUDE_MODEL": "pinned"}}
+    config = Config(harness_runners={"claude": runner})
+    hook = PluginSet(config).harness_hook("claude")  # both declare claude: both are called
+    argv = hook.ecc_build_command(harness="claude", launch=launch(config, "t", None))
     assert argv == ["my-claude", "-p", "t"]
+    envs = hook.ecc_session_env(harness="claude", launch=launch(config, "t", None))
+    assert "CLAUDE_SESSION_ID" in envs[0] and envs[-1] == {"CLAUDE_MODEL": "pinned"}  # runner last
     assert "config_runner" in harnesses.available(config)["claude"].capabilities
