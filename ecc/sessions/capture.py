@@ -227,23 +227,25 @@ class Writer(threading.Thread):
 
 
 def owning_parser(hook: Any, harness: str, line: str, stream: str) -> Callable[..., Any] | None:
-    """The one ``ecc_parse_output_line`` implementation that owns ``harness``, or None.
+    """The one ``ecc_parse_output_line`` implementation that parses ``harness``, or None.
 
-    The hook's contract says an implementation returns None exactly when the harness is not its
-    own, so ownership is settled on the first line and later lines skip the hook machinery
-    (a full pluggy call per line would cap capture throughput).
+    ``hook`` holds only the plugins that declare the harness (``PluginSet.harness_hook``), so
+    one implementation is the parser whatever it answers for the first line. When several
+    declare it, the first (in pluggy's order) that answers the first line owns the session, and
+    later lines skip the hook machinery (a full pluggy call per line would cap capture
+    throughput).
     """
-    for impl in hook.get_hookimpls():
-        names = set(impl.argnames)  # an implementation may take fewer arguments than the spec
+    from ecc.runtime.plugins.calls import implementations
 
-        def call(impl: Any = impl, names: set[str] = names, **kwargs: Any) -> Any:
-            return impl.function(**{k: v for k, v in kwargs.items() if k in names})
-
+    found = implementations(hook)
+    if len(found) == 1:
+        return found[0]
+    for impl in found:
         try:
-            if call(harness=harness, line=line, stream=stream) is not None:
-                return call
+            if impl(harness=harness, line=line, stream=stream) is not None:
+                return impl
         except Exception as exc:
-            log.warning("output parser %s failed: %s", impl.plugin_name, exc)
+            log.warning("output parser %s failed: %s", impl.name, exc)
     return None
 
 

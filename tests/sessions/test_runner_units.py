@@ -78,10 +78,13 @@ def test_parser_owner_is_the_one_that_does_not_return_none() -> None:
     calls.clear()
     assert parser(harness="x", line="l2", stream="stdout")[0].kind == "usage"
     assert calls == ["mine"]
-    assert (
-        owning_parser(_Hook([_Impl("o", other, ("harness", "line", "stream"))]), "x", "l", "stdout")
-        is None
-    )
+    # the plugins that declare the harness are the only ones asked: a sole one is the parser even
+    # when it has nothing to say about the first line
+    calls.clear()
+    sole = owning_parser(_Hook([_Impl("m", mine, ("harness", "line"))]), "x", "banner", "stdout")
+    assert sole is not None and calls == []  # not asked about the first line twice
+    assert sole(harness="x", line="l", stream="stdout")[0].kind == "usage"
+    assert owning_parser(_Hook([]), "x", "l", "stdout") is None
 
 
 def test_output_events_land_in_the_store(tmp_path: Path) -> None:
