@@ -73,7 +73,7 @@ class CliError(click.ClickException):
         from ecc.runtime.terminal import sanitize
 
         super().__init__(sanitize(message))
-        self.exit_code = exit_code
+        self.exit_code = exit_code  # type: ignore[misc]  # click declares it per class
 
 
 class LazyGroup(click.Group):

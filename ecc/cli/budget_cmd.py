@@ -28,10 +28,10 @@ def budget_command(show_all: bool, as_json: bool) -> None:
     daemon.
     """
     from ecc.observability.budgets import report
-    from ecc.runtime.config.model import get_config
+    from ecc.runtime.config.view import view
     from ecc.store.open import open_store
 
-    config = get_config()
+    config = view()
     store = open_store(config=config)
     try:
         data = report(store, config, active_only=not show_all)

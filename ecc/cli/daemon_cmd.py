@@ -25,11 +25,11 @@ def daemon_command(once: bool, interval: float | None, as_json: bool) -> None:
     Only one daemon may run per store.
     """
     from ecc.runtime import paths
-    from ecc.runtime.config.model import get_config
+    from ecc.runtime.config.view import view
     from ecc.sessions.daemon import Daemon
     from ecc.store.open import open_store
 
-    config = get_config()
+    config = view()
     logs = paths.ensure_private_dir(paths.state_dir() / "logs")
     fmt = logging.Formatter("%(asctime)s %(name)s %(levelname)s %(message)s")
     root = logging.getLogger("ecc")

@@ -10,6 +10,7 @@ import os
 import shlex
 import sys
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -21,7 +22,7 @@ def hooks_group() -> None:
     """Install ecc's hooks into a harness so every tool call is scored, recorded and enforced."""
 
 
-def _options(function):  # type: ignore[no-untyped-def]
+def _options(function: Any) -> Any:
     function = click.option(
         "--dry-run", is_flag=True, help="Show the change as a diff; write nothing."
     )(function)

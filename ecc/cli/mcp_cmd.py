@@ -7,6 +7,8 @@ knows the file, its format and the entry's shape, and sets ``ECC_MEMORY_HARNESS`
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 
 from ecc.cli.output import json_option
@@ -25,7 +27,7 @@ def mcp_command() -> list[str]:
     return mcp_argv({})
 
 
-def _options(function):  # type: ignore[no-untyped-def]
+def _options(function: Any) -> Any:
     function = click.option(
         "--dry-run", is_flag=True, help="Show the change as a diff; write nothing."
     )(function)

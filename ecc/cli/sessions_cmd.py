@@ -14,10 +14,10 @@ remote_option = click.option(
 
 
 def _open() -> tuple[Any, Any]:
-    from ecc.runtime.config.model import get_config
+    from ecc.runtime.config.view import view
     from ecc.store.open import open_store
 
-    config = get_config()
+    config = view()
     return open_store(config=config), config
 
 

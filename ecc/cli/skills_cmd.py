@@ -156,7 +156,7 @@ def _apply(
             say(row["message"])
 
 
-def _options(function):  # type: ignore[no-untyped-def]
+def _options(function: Any) -> Any:
     function = click.option(
         "--dry-run", is_flag=True, help="Show what would change (diffs); write nothing."
     )(function)

@@ -11,10 +11,10 @@ from ecc.cli.output import emit_json, json_option, say
 
 
 def _open() -> tuple[Any, Any]:
-    from ecc.runtime.config.model import get_config
+    from ecc.runtime.config.view import view
     from ecc.store.open import open_store
 
-    config = get_config()
+    config = view()
     return open_store(config=config), config
 
 

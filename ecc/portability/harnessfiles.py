@@ -303,7 +303,7 @@ def edit_mcp_toml(
         raise EccError(f'"{table}" in {what} {path} is not a table; nothing was changed')
     current = servers.get(name) if servers is not None else None
     if action == "install":
-        plain = current.unwrap() if hasattr(current, "unwrap") else current
+        plain = current.unwrap() if current is not None and hasattr(current, "unwrap") else current
         if plain == entry:
             return IntegrationResult(message=f"{path}: already up to date", location=path)
         server = tomlkit.table()
@@ -320,7 +320,7 @@ def edit_mcp_toml(
             document[table] = servers
         servers[name] = server
     elif action == "uninstall":
-        if current is None:
+        if current is None or servers is None:
             return IntegrationResult(message=f"{path}: already up to date", location=path)
         del servers[name]
         if not servers:

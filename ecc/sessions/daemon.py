@@ -31,7 +31,7 @@ from ecc.store.base import Store
 from ecc.store.models import TERMINAL, State, age_seconds
 
 if TYPE_CHECKING:
-    from ecc.runtime.config.model import Config
+    from ecc.contract.types import Config
 
 log = logging.getLogger("ecc.daemon")
 

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Protocol
 from ecc.contract.errors import EccError
 
 if TYPE_CHECKING:
-    from ecc.runtime.config.model import Config
+    from ecc.contract.types import Config
     from ecc.store.models import Session
 
 
@@ -86,7 +86,7 @@ def get_executor(name: str | None = None, config: Config | None = None) -> Execu
         hint = f" (installed: {', '.join(known)})" if known else " (no executor plugin is loaded)"
         raise EccError(f"unknown executor {key!r}{hint}")
     _cache[key] = executor
-    return executor  # type: ignore[no-any-return]
+    return executor
 
 
 def reset() -> None:

@@ -8,8 +8,7 @@ from typing import TYPE_CHECKING, Any
 from ecc.contract.errors import EccError
 
 if TYPE_CHECKING:
-    from ecc.contract.types import HarnessInfo
-    from ecc.runtime.config.model import Config
+    from ecc.contract.types import Config, HarnessInfo
 
 
 def _config() -> Any:

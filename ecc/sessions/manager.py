@@ -20,7 +20,7 @@ from ecc.store.base import IdCollision
 from ecc.store.models import ACTIVE, TERMINAL, Session, State
 
 if TYPE_CHECKING:
-    from ecc.runtime.config.model import Config
+    from ecc.contract.types import Config
     from ecc.store.base import Store
 
 ID_BYTES = 6  # 12 hex digits; any unique prefix of 4+ digits addresses a session

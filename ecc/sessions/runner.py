@@ -256,14 +256,13 @@ class Runner:
             requested = self.stop_signal.is_set()
             if time.monotonic() >= next_beat:
                 next_beat = time.monotonic() + interval
-                fresh = writer.call(
-                    lambda db: (db.heartbeat(session.id), db.get_session(session.id))[1]
-                )
+                fresh = writer.call(lambda db: _beat(db, session.id))
                 requested = requested or bool(fresh and fresh.stop_requested)
                 if fresh is not None and fresh.state in TERMINAL:
                     # failed by the lease reaper (we were silent too long): never keep running
                     note = f"session is {fresh.state.value}; ending its process group"
-                    writer.call(lambda db, note=note: db.add_event(session.id, "lease", note))
+                    # the writer runs it before call() returns, so the loop's note is current
+                    writer.call(lambda db: db.add_event(session.id, "lease", note))  # noqa: B023
                     requested = True
             if requested:
                 stop_how = self._stop(session, pgid, writer)
@@ -419,3 +418,9 @@ def run_session(session_id: str) -> int:
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
     return Runner(session_id, fastconfig.view()).run()
+
+
+def _beat(store: Any, session_id: str) -> Any:
+    """One heartbeat, then the session as the store has it now (on the writer's connection)."""
+    store.heartbeat(session_id)
+    return store.get_session(session_id)

@@ -21,9 +21,10 @@ import sys
 import time
 
 try:  # the C module under ``signal``: without site, ``signal``'s enums import enum, functools
-    import _signal as signal  # and collections, which doubles this process's start-up CPU
+    # and collections, which doubles this process's start-up CPU (typeshed has no stub for it)
+    import _signal as signal  # type: ignore[import-not-found]
 except ImportError:  # pragma: no cover - every CPython has it
-    import signal  # type: ignore[no-redef]
+    import signal
 
 PR_SET_PDEATHSIG = 1
 

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from ecc.contract.errors import EccError
 
 if TYPE_CHECKING:
-    from ecc.runtime.config.model import Config
+    from ecc.contract.types import Config
 
 MIN_MERGE_TREE = (2, 38)
 

@@ -82,8 +82,10 @@ def _stream_ok(stream: Any) -> bool:
     import codecs
 
     encoding = getattr(stream, "encoding", None)
+    if not encoding:
+        return False
     try:
-        return bool(encoding) and codecs.lookup(encoding).name != "ascii"
+        return codecs.lookup(encoding).name != "ascii"
     except LookupError:
         return False
 

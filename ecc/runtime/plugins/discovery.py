@@ -57,7 +57,7 @@ def discover() -> dict[str, list[tuple[str, str]]]:
 
     groups: dict[str, list[tuple[str, str]]] = {}
     for group in GROUPS:
-        manager = NamedExtensionManager(group, names=[], on_missing_entrypoints_callback=None)
+        manager: Any = NamedExtensionManager(group, names=[], on_missing_entrypoints_callback=None)
         seen: dict[str, str] = {}
         for ep in manager.list_entry_points():
             seen.setdefault(ep.name, ep.value)  # first on sys.path wins, as for imports

@@ -81,7 +81,7 @@ def read_hot(config: Any, hooks: tuple[str, ...]) -> dict[str, Any] | None:
 def record_hot(plugin_set: PluginSet, config: Any, hooks: tuple[str, ...]) -> dict[str, Any]:
     """Record which modules implement ``hooks`` in ``plugin_set`` (loaded for ``config``)."""
     pm = plugin_set.pm_for(hooks)
-    modules: list[dict[str, str]] = []
+    modules: list[dict[str, Any]] = []
     seen: set[tuple[str, str]] = set()
     for hook_name in hooks:
         for impl in getattr(pm.hook, hook_name).get_hookimpls():
@@ -132,6 +132,8 @@ def read_sole(group: str, name: str, value: str, hook: str) -> dict[str, Any] | 
     if data is None:
         return None
     stamp = data.get("stamp")
+    if not isinstance(stamp, list) or len(stamp) != 3:
+        return None
     try:
         st = os.stat(stamp[0])
     except (OSError, TypeError, IndexError):

@@ -37,7 +37,7 @@ if TYPE_CHECKING:
 
     import pluggy
 
-    from ecc.runtime.config.model import Config
+    from ecc.contract.types import Config
 
 
 def _families() -> dict[str, tuple[str, ...]]:
