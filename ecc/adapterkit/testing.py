@@ -1,9 +1,9 @@
 """For an adapter's own tests: which of its hooks ecc really calls for a harness name.
 
 ecc calls a harness hook (``ecc_build_command``, ``ecc_parse_hook_payload``…) only on the
-plugins whose ``ecc_harnesses`` declares that harness, by name or alias, so an adapter's hooks
-never see another harness. :func:`hooks_called_for` asks the installed plugin set, the same one
-``ecc run`` and ``ecc hook`` use, so a test can check the declaration that routes the calls.
+plugins whose ``ecc_harnesses`` declares that harness, so an adapter's hooks never see another
+harness. :func:`hooks_called_for` asks the installed plugin set, the same one ``ecc run`` and
+``ecc hook`` use, so a test can check the declaration that routes the calls.
 """
 
 from __future__ import annotations

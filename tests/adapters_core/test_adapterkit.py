@@ -178,5 +178,4 @@ def test_marked(tmp_path: Path) -> None:
 
 def test_the_core_routes_harness_hooks_by_declaration() -> None:
     assert hooks_called_for(shell, "shell") == ["ecc_build_command", "ecc_resume_command"]
-    assert hooks_called_for(shell, "sh") == ["ecc_build_command", "ecc_resume_command"]
     assert hooks_called_for(shell, "claude") == []
