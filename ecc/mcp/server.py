@@ -288,7 +288,7 @@ def build_server(tools: MemoryTools) -> Any:
     from mcp_types import CallToolResult, TextContent, ToolAnnotations
     from mcp_types import Tool as MCPTool
 
-    class MemoryServer(MCPServer):  # type: ignore[misc]
+    class MemoryServer(MCPServer):
         async def list_tools(self) -> list[MCPTool]:
             return [
                 MCPTool(

@@ -136,7 +136,7 @@ class Client:
     # -- endpoints --------------------------------------------------------------------------
 
     def health(self) -> dict[str, Any]:
-        return self.request("GET", "/v1/health")  # type: ignore[no-any-return]
+        return self.request("GET", "/v1/health")
 
     def create(
         self,
@@ -152,7 +152,7 @@ class Client:
         for key, value in (("harness", harness), ("profile", profile), ("worktree", worktree)):
             if value is not None:
                 body[key] = value
-        return self.request("POST", "/v1/sessions", body=body)  # type: ignore[no-any-return]
+        return self.request("POST", "/v1/sessions", body=body)
 
     def list_sessions(
         self, states: list[str] | None = None, show_all: bool = False, limit: int = 200
@@ -162,10 +162,10 @@ class Client:
             query["state"] = states
         if show_all:
             query["all"] = "true"
-        return self.request("GET", "/v1/sessions", query=query)["sessions"]  # type: ignore[no-any-return]
+        return self.request("GET", "/v1/sessions", query=query)["sessions"]
 
     def get(self, ref: str) -> dict[str, Any]:
-        return self.request("GET", f"/v1/sessions/{quote(ref, safe='')}")  # type: ignore[no-any-return]
+        return self.request("GET", f"/v1/sessions/{quote(ref, safe='')}")
 
     def output(
         self,
@@ -177,14 +177,14 @@ class Client:
         limit: int = 5000,
     ) -> dict[str, Any]:
         query = {"after": after, "tail": tail, "stream": stream, "limit": limit}
-        return self.request("GET", f"/v1/sessions/{quote(ref, safe='')}/output", query=query)  # type: ignore[no-any-return]
+        return self.request("GET", f"/v1/sessions/{quote(ref, safe='')}/output", query=query)
 
     def stop(self, ref: str, grace: float | None = None) -> dict[str, Any]:
         """Stop a session; the server waits for it to end (up to its grace period + 10 s)."""
         body = {"grace": grace} if grace is not None else {}
         wait = max(self.timeout, (60.0 if grace is None else grace) + 15.0)
         path = f"/v1/sessions/{quote(ref, safe='')}/stop"
-        return self.request("POST", path, body=body, timeout=wait)  # type: ignore[no-any-return]
+        return self.request("POST", path, body=body, timeout=wait)
 
     def stream(
         self, ref: str, *, after: int = 0, stream: str | None = None
@@ -224,7 +224,8 @@ class Client:
 
 
 def _parse_sse(response: Any) -> Iterator[tuple[str, Any, str | None]]:
-    event, data_lines, event_id = "message", [], None
+    event, event_id = "message", None
+    data_lines: list[str] = []
     while True:
         raw = response.readline()
         if not raw:

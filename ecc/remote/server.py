@@ -35,7 +35,7 @@ class GuardedH11Protocol(H11Protocol):
 
     header_timeout: float = 10.0
 
-    def connection_made(self, transport: Any) -> None:  # type: ignore[override]
+    def connection_made(self, transport: Any) -> None:
         super().connection_made(transport)
         self._header_timer: Any = None
         self._arm_header_timer()
@@ -122,7 +122,7 @@ def serve(
     from ecc.remote.app import create_app
     from ecc.remote.settings import Settings
     from ecc.remote.tokens import TokenSet, server_tokens
-    from ecc.runtime.config.model import get_config
+    from ecc.runtime.config.view import view
 
     if (tls_cert is None) != (tls_key is None):
         raise EccError("--tls-cert and --tls-key go together")
@@ -132,7 +132,7 @@ def serve(
     tls = tls_cert is not None
     warning = check_bind(host, tls, insecure)
     tokens, token_source = server_tokens(token_file)
-    config = get_config()
+    config = view()
     settings = Settings.from_config(config, TokenSet(tokens))
     logging.basicConfig(
         level=getattr(logging, log_level.upper(), logging.INFO),

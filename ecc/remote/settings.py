@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from ecc.remote.tokens import TokenSet
 
 if TYPE_CHECKING:
-    from ecc.runtime.config.model import Config
+    from ecc.contract.types import Config
 
 log = logging.getLogger("ecc.remote")
 

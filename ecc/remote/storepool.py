@@ -6,7 +6,7 @@ import threading
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from ecc.runtime.config.model import Config
+    from ecc.contract.types import Config
     from ecc.store.base import Store
 
 

@@ -18,7 +18,7 @@ from ecc.runtime.terminal import sanitize
 from ecc.tui import data
 
 if TYPE_CHECKING:
-    from ecc.runtime.config.model import Config
+    from ecc.contract.types import Config
     from ecc.store.base import Store
     from ecc.store.models import Session
 

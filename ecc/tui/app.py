@@ -35,7 +35,7 @@ from ecc.tui.controls import SessionControls
 from ecc.tui.screens import PromptScreen
 
 if TYPE_CHECKING:
-    from ecc.runtime.config.model import Config
+    from ecc.contract.types import Config
     from ecc.store.base import Store
     from ecc.store.models import Session
 
@@ -100,9 +100,9 @@ class DashboardApp(SessionControls, App[None]):
     ) -> None:
         super().__init__()
         if config is None:
-            from ecc.runtime.config.model import get_config
+            from ecc.runtime.config.view import view
 
-            config = get_config()
+            config = view()
         from ecc.store.open import open_store
 
         self.config = config

@@ -19,7 +19,7 @@ from ecc.tui.screens import ConfirmScreen, NewSessionScreen
 if TYPE_CHECKING:
     from rich.text import Text
 
-    from ecc.runtime.config.model import Config
+    from ecc.contract.types import Config
     from ecc.store.base import Store
     from ecc.store.models import Session
     from ecc.tui.data import SessionWatcher

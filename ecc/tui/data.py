@@ -32,7 +32,7 @@ from ecc.runtime.terminal import sanitize
 from ecc.store.models import State, iso, parse_iso
 
 if TYPE_CHECKING:
-    from ecc.runtime.config.model import Config
+    from ecc.contract.types import Config
     from ecc.store.base import Store
     from ecc.store.models import Session
 
@@ -155,7 +155,8 @@ def row_cells(
     tokens = session.input_tokens + session.output_tokens
     token_level = budgets.meter(tokens, token_limit, thresholds).level
     cost_level = budgets.meter(session.cost_usd, cost_limit, thresholds).level
-    age = (now - parse_iso(session.created_at)).total_seconds() if session.created_at else None
+    created = parse_iso(session.created_at) if session.created_at else None
+    age = (now - created).total_seconds() if created is not None else None
     label = session.name and f"{session.name}: "
     return {
         "id": Text(session.id),
@@ -456,10 +457,11 @@ def status_text(
             out.append("  ")
             out.append(f"{counts[state.value]} {state.value}", style=STATE_STYLES[state])
     thresholds = config.budget_alert_thresholds
-    for name, used, limit, fmt in (
+    meters: tuple[tuple[str, Any, Any, Callable[[Any], str]], ...] = (
         ("tokens", tokens, config.token_budget, fmt_tokens),
         ("cost", cost, config.cost_budget_usd, lambda value: f"${value:.2f}"),
-    ):
+    )
+    for name, used, limit, fmt in meters:
         out.append("  │  " if name == "tokens" else "  ")
         out.append(f"{name} ")
         level = budgets.meter(used, limit, thresholds)

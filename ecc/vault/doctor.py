@@ -46,7 +46,7 @@ def diagnose(service: VaultService, *, scopes: Any, target_harness: Any) -> dict
                 for memory_id, paths in paths_by_id.items()
                 if len(paths) > 1
             ),
-            key=lambda item: id_sort_key(item["id"]),
+            key=lambda item: id_sort_key(str(item["id"])),
         )
         broken = [
             {"sourceId": memory_id, "targetId": target, "path": path}

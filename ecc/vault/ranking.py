@@ -142,7 +142,7 @@ def build_segment(index: ScopeIndex) -> None:
         rank = array("I", bytes(4 * count))
         for position, slot in enumerate(order):
             rank[slot] = position
-        records = []
+        records: list[tuple[str, bytes | None, bytes]] = []
         for key, (slots, values) in postings.items():
             if len(slots) * 5 >= count:  # dense: one byte a document beats five a posting
                 dense = bytearray(count)

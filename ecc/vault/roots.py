@@ -33,6 +33,12 @@ class VaultRoots:
     """
 
     __slots__ = ("_boundaries", "_seal", "project", "project_root", "team", "user")
+    project: Path
+    team: Path
+    user: Path
+    project_root: Path
+    _boundaries: dict[str, str]
+    _seal: Any
 
     def __init__(
         self,

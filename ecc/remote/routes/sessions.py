@@ -21,9 +21,9 @@ from ecc.remote.errors import COMMON, ApiError, responses
 from ecc.remote.routes.common import BEARER, SessionId, find_session
 
 if TYPE_CHECKING:
+    from ecc.contract.types import Config
     from ecc.remote.settings import Settings
     from ecc.remote.storepool import StorePool
-    from ecc.runtime.config.model import Config
 
 log = logging.getLogger("ecc.remote")
 
