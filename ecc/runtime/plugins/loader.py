@@ -235,8 +235,9 @@ class PluginSet:
         return self._pm
 
     def harness_owners(self) -> dict[str, list[str]]:
-        """Each harness name (and alias) with the registered plugins whose ``ecc_harnesses``
-        declares it, in registration order; computed once."""
+        """Each harness name with the registered plugins whose ``ecc_harnesses`` declares it,
+        in registration order; computed once. Harness hooks take the canonical name (callers
+        resolve an alias first), so an alias owns nothing."""
         if self._owners is None:
             from ecc.runtime.plugins.calls import call_each
 
@@ -253,10 +254,9 @@ class PluginSet:
                 for info in infos:
                     if info is None:
                         continue
-                    for name in (info.name, *info.aliases):
-                        plugins = owners.setdefault(name, [])
-                        if outcome.registered_as not in plugins:
-                            plugins.append(outcome.registered_as)
+                    plugins = owners.setdefault(info.name, [])
+                    if outcome.registered_as not in plugins:
+                        plugins.append(outcome.registered_as)
             self._owners = owners
         return self._owners
 
