@@ -111,7 +111,7 @@ class AcmeAdapter:
 
     @hookimpl
     def ecc_build_command(self, harness: str, launch: LaunchContext):
-        return ["acme", "--", launch.task] if harness == "acme" else None
+        return ["acme", "--", launch.task]  # asked only about "acme", the harness it declares
 
 
 @pytest.fixture
@@ -129,10 +129,16 @@ def test_registered_plugin_class_answers_hooks(acme_plugin, tmp_path: Path):
 
     assert harnesses.canonical_name("ACME-cli") == "acme"
     launch = LaunchContext("s1", "-rf task", tmp_path, tmp_path, Config())
-    argv = acme_plugin.hook.ecc_build_command(harness="acme", launch=launch)
+    argv = acme_plugin.harness_hook("acme").ecc_build_command(harness="acme", launch=launch)
     assert argv == ["acme", "--", "-rf task"]
-    shell = acme_plugin.hook.ecc_build_command(harness="shell", launch=launch)
-    assert shell == ["/bin/sh", "-c", "-rf task"]
+    shell = acme_plugin.harness_hook("shell").ecc_build_command(harness="shell", launch=launch)
+    assert shell == ["/bin/sh", "-c", "-rf task"]  # acme is not asked about another harness
+    # an alias is resolved before a harness hook is called: by itself it owns nothing
+    alias = acme_plugin.harness_hook("acme-cli").ecc_build_command(
+        harness="acme-cli", launch=launch
+    )
+    assert alias is None
+    assert acme_plugin.harness_owners()["acme"] == ["test:acme"]
 
 
 def test_unknown_harness_lists_the_known_ones():

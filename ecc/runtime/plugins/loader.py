@@ -28,7 +28,7 @@ from __future__ import annotations
 import sys
 
 from ecc.contract import hookspecs
-from ecc.contract.hookspecs import ADAPTERS, GROUPS
+from ecc.contract.hookspecs import GROUPS
 from ecc.runtime.plugins.discovery import allowed_names, discover, import_object
 
 TYPE_CHECKING = False  # without importing typing (a memory search imports this module)
@@ -273,11 +273,10 @@ class PluginSet:
                 raise AttributeError(f"{hook} is not a hook that takes a harness")
             owners = set(self.harness_owners().get(harness, ()))
             pm = self.pm_for((hook,))
-            others = [
+            others = [  # a hot path's module is registered as "group:name|module"
                 plugin
                 for registered, plugin in pm.list_name_plugin()
-                if registered.startswith(ADAPTERS + ":")
-                and registered.partition("|")[0] not in owners
+                if registered.partition("|")[0] not in owners
             ]
             caller = pm.subset_hook_caller(hook, remove_plugins=others)
             self._harness_callers[key] = caller
