@@ -23,7 +23,8 @@ from ecc.contract.hookspecs import hookimpl
 from ecc.contract.types import HarnessInfo, LaunchContext, ProfileTranslation
 
 if TYPE_CHECKING:  # pydantic stays off the hot paths that load adapters
-    from ecc.runtime.config.model import AgentProfile, Config, HarnessRunner
+    from ecc.contract.types import Config
+    from ecc.runtime.config.model import AgentProfile, HarnessRunner
 
 
 def _runner(harness: str, config: Config) -> HarnessRunner | None:

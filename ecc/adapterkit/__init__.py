@@ -147,6 +147,11 @@ def parse_json_line(line: str) -> dict[str, Any] | None:
     return value if isinstance(value, dict) else None
 
 
+def table(value: object) -> dict[str, Any]:
+    """``value`` when it is a JSON object, else an empty one (output fields are untrusted)."""
+    return value if isinstance(value, dict) else {}
+
+
 def as_int(value: object) -> int:
     """A token count from untrusted JSON: ints as is, anything else 0."""
     if isinstance(value, bool):

@@ -20,8 +20,9 @@ def hooks_called_for(plugin: object, harness: str, config: ConfigLike | None = N
 
     if config is None:
         from ecc.runtime.config.model import Config
+        from ecc.runtime.config.view import ConfigView
 
-        config = Config()
+        config = ConfigView(Config().model_dump(mode="json"))
     routed = PluginSet(config).harness_hook(harness)
     return sorted(
         hook

@@ -10,7 +10,7 @@ result covers this run only (a resumed run reports its own), so it is an increme
 
 from __future__ import annotations
 
-from ecc.adapterkit import as_cost, as_int, parse_json_line
+from ecc.adapterkit import as_cost, as_int, parse_json_line, table
 from ecc.adapterkit.events import error, final, harness_session, tool_call, usage
 from ecc.contract.types import OutputEvent
 
@@ -32,7 +32,7 @@ def parse_line(line: str) -> list[OutputEvent]:
         ]
     if kind == "result":
         events = harness_session(data.get("session_id"))
-        tokens = data.get("usage") if isinstance(data.get("usage"), dict) else {}
+        tokens = table(data.get("usage"))
         input_tokens = (
             as_int(tokens.get("input_tokens"))
             + as_int(tokens.get("cache_creation_input_tokens"))

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ecc.adapterkit import as_int, parse_json_line
+from ecc.adapterkit import as_int, parse_json_line, table
 from ecc.adapterkit.events import error, final, harness_session, tool_call, usage
 from ecc.contract.types import OutputEvent
 
@@ -43,7 +43,7 @@ def parse_line(line: str) -> list[OutputEvent]:
     if data is None:
         return []
     kind = data.get("type")
-    item = data.get("item") if isinstance(data.get("item"), dict) else {}
+    item = table(data.get("item"))
     if kind == "thread.started":
         return harness_session(data.get("thread_id"))
     if kind == "item.started" and item.get("type") in {"command_execution", "mcp_tool_call"}:
@@ -57,7 +57,7 @@ def parse_line(line: str) -> list[OutputEvent]:
             return [event] if event else []
         return []
     if kind == "turn.completed":
-        tokens = data.get("usage") if isinstance(data.get("usage"), dict) else {}
+        tokens = table(data.get("usage"))
         input_tokens, output_tokens = (
             as_int(tokens.get("input_tokens")),
             as_int(tokens.get("output_tokens")),

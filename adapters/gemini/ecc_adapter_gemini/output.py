@@ -8,7 +8,7 @@ run reports only its own tokens, so usage is an increment (``cumulative: False``
 
 from __future__ import annotations
 
-from ecc.adapterkit import as_int, parse_json_line
+from ecc.adapterkit import as_int, parse_json_line, table
 from ecc.adapterkit.events import error, harness_session, tool_call, usage
 from ecc.contract.types import OutputEvent
 
@@ -28,7 +28,7 @@ def parse_line(line: str) -> list[OutputEvent]:
             return []
         return [OutputEvent("final", {"text": content, "delta": bool(data.get("delta"))})]
     if kind == "result":
-        stats = data.get("stats") if isinstance(data.get("stats"), dict) else {}
+        stats = table(data.get("stats"))
         input_tokens, output_tokens = (
             as_int(stats.get("input_tokens")),
             as_int(stats.get("output_tokens")),

@@ -8,9 +8,7 @@ reports only itself, so usage is an increment (``cumulative: False``).
 
 from __future__ import annotations
 
-from typing import Any
-
-from ecc.adapterkit import as_cost, as_int, parse_json_line
+from ecc.adapterkit import as_cost, as_int, parse_json_line, table
 from ecc.adapterkit.events import error, final, harness_session, tool_call, usage
 from ecc.contract.types import OutputEvent
 
@@ -20,18 +18,18 @@ def parse_line(line: str) -> list[OutputEvent]:
     if data is None:
         return []
     kind = data.get("type")
-    part: dict[str, Any] = data.get("part") if isinstance(data.get("part"), dict) else {}
+    part = table(data.get("part"))
     if kind == "step_start":
         return harness_session(data.get("sessionID"))
     if kind == "tool_use":
-        state = part.get("state") if isinstance(part.get("state"), dict) else {}
+        state = table(part.get("state"))
         return [tool_call(part.get("tool"), state.get("input"), part.get("callID"))]
     if kind == "text":
         text = part.get("text")
         return [final(text)] if isinstance(text, str) else []
     if kind == "step_finish":
-        tokens = part.get("tokens") if isinstance(part.get("tokens"), dict) else {}
-        cache = tokens.get("cache") if isinstance(tokens.get("cache"), dict) else {}
+        tokens = table(part.get("tokens"))
+        cache = table(tokens.get("cache"))
         input_tokens = as_int(tokens.get("input")) + as_int(cache.get("read"))
         input_tokens += as_int(cache.get("write"))
         output_tokens = as_int(tokens.get("output")) + as_int(tokens.get("reasoning"))
@@ -39,7 +37,7 @@ def parse_line(line: str) -> list[OutputEvent]:
     if kind == "error":
         failure = data.get("error")
         if isinstance(failure, dict):
-            detail = failure.get("data") if isinstance(failure.get("data"), dict) else {}
+            detail = table(failure.get("data"))
             message = detail.get("message") or failure.get("name")
         else:
             message = failure

@@ -20,6 +20,7 @@ from ecc.adapterkit import (
     parse_json_line,
     profile_flags,
     render_task,
+    table,
 )
 from ecc.adapterkit.events import error, final, harness_session, usage
 from ecc.contract.hookspecs import hookimpl
@@ -96,7 +97,7 @@ def parse_line(line: str) -> list[OutputEvent]:
     if kind == "system":
         events += harness_session(data.get("session_id"))
     elif kind == "tool_call" and data.get("subtype") == "started":
-        call = data.get("tool_call") if isinstance(data.get("tool_call"), dict) else {}
+        call = table(data.get("tool_call"))
         for tool, body in call.items():  # e.g. {"shellToolCall": {"args": {"command": ...}}}
             args = body.get("args") if isinstance(body, dict) else None
             events.append(
@@ -106,7 +107,7 @@ def parse_line(line: str) -> list[OutputEvent]:
                 )
             )
     elif kind == "result":
-        tokens = data.get("usage") if isinstance(data.get("usage"), dict) else {}
+        tokens = table(data.get("usage"))
         if tokens:
             input_tokens, output_tokens = tokens.get("input_tokens"), tokens.get("output_tokens")
             events.append(usage(as_int(input_tokens), as_int(output_tokens), cumulative=False))
