@@ -6,7 +6,9 @@ so a warm process finds its plugins without importing stevedore or ``importlib.m
 
 from __future__ import annotations
 
+import json
 import os
+import sys
 
 from ecc.contract.hookspecs import GROUPS
 
@@ -35,16 +37,28 @@ def import_object(value: str) -> Any:
     return obj
 
 
+def discovery_key() -> str:
+    """What the entry-point list depends on: the interpreter and each sys.path entry's mtime."""
+    parts: list[Any] = [sys.executable, sys.prefix, __import__("ecc").__version__]
+    # sys.path[0] is the script's directory or the working directory: it holds no installed
+    # distributions, and its mtime moves with every file created there.
+    for entry in sys.path[1:]:
+        try:
+            parts.append((entry, os.stat(entry or ".").st_mtime_ns))
+        except OSError:
+            parts.append((entry, None))
+    return json.dumps(parts)
+
+
 def discover() -> dict[str, list[tuple[str, str]]]:
     """Every entry point of the ecc groups as ``(name, "module:attr")``, in a stable order.
 
     Discovery is stevedore's (its own scan cache included); the resulting list is kept in the
-    start-up cache keyed by :func:`ecc.runtime.plugins.index.discovery_key`, so a warm process
+    start-up cache keyed by :func:`discovery_key`, so a warm process
     lists plugins without importing stevedore or ``importlib.metadata`` at all. Installing or
     removing a distribution changes a ``sys.path`` directory's mtime and so the key.
     """
     from ecc.runtime import startcache
-    from ecc.runtime.plugins.index import discovery_key
 
     key = discovery_key()
     cached = startcache.read("plugins", key)

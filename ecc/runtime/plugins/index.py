@@ -24,6 +24,7 @@ import os
 import sys
 
 from ecc.runtime import startcache
+from ecc.runtime.plugins.discovery import discovery_key
 
 TYPE_CHECKING = False  # typing stays unimported on the hot paths
 if TYPE_CHECKING:
@@ -32,19 +33,6 @@ if TYPE_CHECKING:
     from ecc.runtime.plugins.loader import PluginSet
 
 FORMAT = 2
-
-
-def discovery_key() -> str:
-    """What the entry-point list depends on: the interpreter and each sys.path entry's mtime."""
-    parts: list[Any] = [sys.executable, sys.prefix, __import__("ecc").__version__]
-    # sys.path[0] is the script's directory or the working directory: it holds no installed
-    # distributions, and its mtime moves with every file created there.
-    for entry in sys.path[1:]:
-        try:
-            parts.append((entry, os.stat(entry or ".").st_mtime_ns))
-        except OSError:
-            parts.append((entry, None))
-    return json.dumps(parts)
 
 
 def _file_stamp(function: Any) -> list[Any] | None:
