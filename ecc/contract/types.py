@@ -8,23 +8,23 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # for type checkers only: defining a Protocol costs every hot path a little
+    from typing import Protocol
+
     from ecc.runtime.config.model import AgentProfile
 
+    class ConfigLike(Protocol):
+        """The validated configuration as plugins receive it: a read-only view whose tables
+        read as attributes or keys (``config.risk.block``, ``config["risk"]["block"]``), the
+        same in every process (``ecc.runtime.config.view.ConfigView``)."""
 
-class ConfigLike(Protocol):
-    """The validated configuration as plugins receive it: a read-only view whose tables read as
-    attributes or keys (``config.risk.block``, ``config["risk"]["block"]``), the same in every
-    process (``ecc.runtime.config.view.ConfigView``)."""
+        def __getattr__(self, name: str) -> Any: ...
 
-    def __getattr__(self, name: str) -> Any: ...
+        def __getitem__(self, key: str) -> Any: ...
 
-    def __getitem__(self, key: str) -> Any: ...
-
-
-Config = ConfigLike  # the name the hook specs use
+    Config = ConfigLike  # the name the hook specs use
 
 
 @dataclass(frozen=True)

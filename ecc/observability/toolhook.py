@@ -26,14 +26,15 @@ from ecc.runtime import paths
 HOT_HOOKS = ("ecc_parse_hook_payload", "ecc_hook_response", "ecc_score_tool_call")
 
 
-def load(cwd: Path | None = None) -> tuple[Any, Any]:
-    """(config view, plugin set) for the hook: only the modules implementing its hooks when the
-    start-up index has them (``PluginSet.for_hooks``), else the process's set."""
+def load(cwd: Path | None = None, harness: str | None = None) -> tuple[Any, Any]:
+    """(config view, plugin set) for the hook: only the modules implementing its hooks (for
+    ``harness``: its own adapter's) when the start-up index has them (``PluginSet.for_hooks``),
+    else the process's set."""
     from ecc.runtime.config import view as fastconfig
     from ecc.runtime.plugins.loader import PluginSet
 
     config = fastconfig.view(cwd)
-    return config, PluginSet.for_hooks(config, HOT_HOOKS)
+    return config, PluginSet.for_hooks(config, HOT_HOOKS, harness)
 
 
 # -- errors ---------------------------------------------------------------------------------
@@ -90,7 +91,7 @@ def run(harness: str, event: str, raw: bytes, cwd: Path | None = None) -> Any:
     fail_closed = False
     adapter = None
     try:
-        config, plugin_set = load(cwd)
+        config, plugin_set = load(cwd, harness)
         adapter = plugin_set.harness_hook(harness)
         fail_closed = bool(config.risk.fail_closed)
         try:

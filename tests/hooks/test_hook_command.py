@@ -208,7 +208,8 @@ def test_warm_hook_path_skips_pydantic_and_the_adapter_packages() -> None:
         "response = run('claude', '', payload)\n"
         "heavy = [m for m in ('pydantic', 'stevedore', 'ecc.runtime.config.model',"
         " 'ecc_adapter_claude') if m in sys.modules]\n"
-        "print(json.dumps({'exit': response.exit_code, 'heavy': heavy}))\n"
+        "adapters = sorted(m for m in sys.modules if m.startswith('ecc_adapter_'))\n"
+        "print(json.dumps({'exit': response.exit_code, 'heavy': heavy, 'adapters': adapters}))\n"
     )
     done = subprocess.run(
         [sys.executable, "-c", probe],
@@ -218,7 +219,9 @@ def test_warm_hook_path_skips_pydantic_and_the_adapter_packages() -> None:
         timeout=60,
     )
     assert done.returncode == 0, done.stderr
-    assert json.loads(done.stdout) == {"exit": 2, "heavy": []}
+    # only the calling harness's own hook module: the others' would never be asked
+    answer = {"exit": 2, "heavy": [], "adapters": ["ecc_adapter_claude.integration"]}
+    assert json.loads(done.stdout) == answer
     assert len(rows()) == 2
 
 

@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 
     from ecc.runtime.plugins.loader import PluginSet
 
-FORMAT = 2
+FORMAT = 3
 
 
 def _file_stamp(function: Any) -> list[Any] | None:
@@ -70,18 +70,24 @@ def record_hot(plugin_set: PluginSet, config: Any, hooks: tuple[str, ...]) -> di
     """Record which modules implement ``hooks`` in ``plugin_set`` (loaded for ``config``)."""
     pm = plugin_set.pm_for(hooks)
     modules: list[dict[str, Any]] = []
-    seen: set[tuple[str, str]] = set()
+    seen: dict[tuple[str, str], dict[str, Any]] = {}
     for hook_name in hooks:
         for impl in getattr(pm.hook, hook_name).get_hookimpls():
             module_name = impl.function.__module__
             module = sys.modules.get(module_name)
             key = (impl.plugin_name, module_name)
-            if key in seen or module is None or not getattr(module, "__file__", None):
+            if key in seen:
+                seen[key]["hooks"].append(hook_name)
                 continue
-            seen.add(key)
-            modules.append(
-                {"plugin": impl.plugin_name, "module": module_name, "file": module.__file__}
-            )
+            if module is None or not getattr(module, "__file__", None):
+                continue
+            seen[key] = {
+                "plugin": impl.plugin_name,
+                "module": module_name,
+                "file": module.__file__,
+                "hooks": [hook_name],  # a module of harness hooks only is loaded for its harness
+            }
+            modules.append(seen[key])
     data = {"modules": modules, "harnesses": plugin_set.harness_owners()}
     startcache.write("hook", hot_key(config, hooks), data)
     return data

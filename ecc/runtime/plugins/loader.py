@@ -182,7 +182,7 @@ class PluginSet:
         lazy: bool = False,
         entry_points: dict[str, list[tuple[str, str]]] | None = None,
     ) -> None:
-        import threading
+        import _thread  # threading's lock without importing threading (ecc hook builds a set)
 
         import pluggy
 
@@ -191,7 +191,7 @@ class PluginSet:
         self._config = config
         self._load_all = load_all
         self._allowed = allowed_names()
-        self._lock = threading.RLock()
+        self._lock = _thread.RLock()
         self._entry_points = entry_points  # None: discover() on first load
         self._order = [g for g in GROUPS if g in (entry_points or ())]  # in GROUPS order
         self._loaded = 0  # how many of them are registered (a prefix)
@@ -203,17 +203,27 @@ class PluginSet:
             self.load()
 
     @classmethod
-    def for_hooks(cls, config: Config, hooks: tuple[str, ...]) -> PluginSet:
+    def for_hooks(
+        cls, config: Config, hooks: tuple[str, ...], harness: str | None = None
+    ) -> PluginSet:
         """A set that can answer just ``hooks``, built from the start-up index when it has
         them: only the modules implementing them are imported, each on its own (see
-        :mod:`ecc.runtime.plugins.index`). Otherwise a lazy set of the process, whose load is
-        then recorded for the next start."""
+        :mod:`ecc.runtime.plugins.index`), and with ``harness`` given, a module implementing
+        only harness hooks only for the plugins that declare that harness. Otherwise a lazy
+        set of the process, whose load is then recorded for the next start."""
         from ecc.runtime.plugins import index
 
         recorded = index.read_hot(config, hooks)
         if recorded is not None:
             lean = cls(config, lazy=True, entry_points={})
+            owners = set(recorded["harnesses"].get(harness, ())) if harness is not None else None
             for entry in recorded["modules"]:
+                if (
+                    owners is not None
+                    and entry["plugin"] not in owners
+                    and HARNESS_HOOKS.issuperset(entry["hooks"])
+                ):
+                    continue  # it would never be called for this harness
                 module = index.load_module(entry["module"], entry["file"])
                 name = f"{entry['plugin']}|{entry['module']}"
                 if not lean._pm.has_plugin(name):
