@@ -101,6 +101,6 @@ def mcp_server(
 
 def skills(request: IntegrationRequest, harness: str, directory: Path) -> IntegrationResult:
     """Sync the request's skills into ``directory`` (one folder per skill)."""
-    from ecc.portability.skills import sync_skills
+    from ecc.portability.skillsync import sync_skills
 
     return sync_skills(harness, directory, request)

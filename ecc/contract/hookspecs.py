@@ -167,7 +167,7 @@ def ecc_install_integration(harness: str, request: IntegrationRequest) -> Integr
       with ``ECC_MEMORY_HARNESS`` set to your harness (:mod:`ecc.portability.harnessfiles`
       edits JSON and TOML).
     * ``skills``: pick the harness's skills directory for ``request.scope`` and call
-      :func:`ecc.portability.skills.sync_skills` (``request.options["source"]`` is the
+      :func:`ecc.portability.skillsync.sync_skills` (``request.options["source"]`` is the
       validated folder).
 
     Set ``IntegrationResult.location`` to the file or directory used (the matrix and

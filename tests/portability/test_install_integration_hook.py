@@ -45,7 +45,7 @@ def ecc_install_integration(harness, request):
         return None
     base = (Path.home() if request.scope == "user" else request.project_dir) / ".acme"
     if request.kind == "skills":
-        from ecc.portability.skills import sync_skills
+        from ecc.portability.skillsync import sync_skills
 
         return sync_skills("acme", base / "skills", request)
     target = base / f"{request.kind}.json"
