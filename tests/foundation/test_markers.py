@@ -13,8 +13,7 @@ from hypothesis import strategies as st
 
 from ecc.contract import hookspecs
 from ecc.contract.markers import HookimplMarker, HookspecMarker, hookimpl
-from ecc.runtime.plugins import index
-from ecc.runtime.plugins import loader as plugins
+from ecc.runtime.plugins import calls, discovery, index
 
 
 def _function():
@@ -150,7 +149,7 @@ def installed(tmp_path, monkeypatch):
     site = tmp_path / "site"
     site.mkdir()
     monkeypatch.syspath_prepend(str(site))
-    monkeypatch.setattr(plugins, "discover", lambda: {GROUP: [("sole", "ecc_test_sole")]})
+    monkeypatch.setattr(discovery, "discover", lambda: {GROUP: [("sole", "ecc_test_sole")]})
     monkeypatch.delitem(sys.modules, "ecc_test_sole", raising=False)
 
     def install(source: str) -> types.ModuleType:
@@ -173,11 +172,11 @@ def through_pluggy(plugin: object, **kwargs: object) -> object:
 
 
 def sole(**kwargs: object) -> object:
-    return plugins.call_sole(GROUP, "sole", "ecc_memory_backend", **kwargs)
+    return calls.call_sole(GROUP, "sole", "ecc_memory_backend", **kwargs)
 
 
 def is_recorded() -> bool:
-    value = dict(plugins.discover()[GROUP])["sole"]
+    value = dict(discovery.discover()[GROUP])["sole"]
     return index.read_sole(GROUP, "sole", value, "ecc_memory_backend") is not None
 
 
@@ -222,7 +221,7 @@ def test_an_implementations_exception_reaches_the_caller_as_through_pluggy(insta
 
 def test_a_plugin_not_installed_or_not_allowed_answers_none(installed, monkeypatch):
     installed("@hookimpl\ndef ecc_memory_backend(name):\n    return name\n")
-    assert plugins.call_sole(GROUP, "other", "ecc_memory_backend", name="x", settings={}) is None
+    assert calls.call_sole(GROUP, "other", "ecc_memory_backend", name="x", settings={}) is None
     monkeypatch.setenv("ECC_PLUGINS", "files")
     assert sole(name="x", settings={}) is None
 
@@ -231,10 +230,10 @@ def test_the_built_in_backend_is_recorded_and_called_directly(monkeypatch):
     from ecc_plugins import files_backend
 
     monkeypatch.setattr(
-        plugins, "discover", lambda: {GROUP: [("files", "ecc_plugins.files_backend")]}
+        discovery, "discover", lambda: {GROUP: [("files", "ecc_plugins.files_backend")]}
     )
     for _ in range(2):
-        backend = plugins.call_sole(GROUP, "files", "ecc_memory_backend", name="files", settings={})
+        backend = calls.call_sole(GROUP, "files", "ecc_memory_backend", name="files", settings={})
         assert type(backend) is files_backend.FilesBackend
     value = "ecc_plugins.files_backend"
     assert index.read_sole(GROUP, "files", value, "ecc_memory_backend")["attribute"] == (

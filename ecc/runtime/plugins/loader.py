@@ -17,7 +17,8 @@ group had been loaded first. ``PluginSet.pm`` (raw access) loads every group.
 Harness hooks (a spec whose first argument is ``harness``) are called through
 :meth:`PluginSet.harness_hook`, on the plugins that declare the harness only. The hot paths use
 the same set in two cheaper forms built from what a full load recorded
-(:mod:`ecc.runtime.plugins.index`): :meth:`PluginSet.for_hooks` and :func:`call_sole`.
+(:mod:`ecc.runtime.plugins.index`): :meth:`PluginSet.for_hooks`, and
+:func:`ecc.runtime.plugins.calls.call_sole`, which imports this module only when cold.
 
 ``ECC_PLUGINS`` restricts loading to a comma-separated list of plugin (entry-point) names;
 set and empty, it loads none.
@@ -408,38 +409,6 @@ class PluginSet:
             record.distribution, record.version = owners.get(
                 (record.group, record.name), (None, None)
             )
-
-
-def call_sole(group: str, plugin: str, hook: str, /, **kwargs: Any) -> Any:
-    """The answer of firstresult ``hook`` from the plugin ``group:plugin`` alone (None when it is
-    not installed or not allowed), loading nothing else.
-
-    Warm, when pluggy has already found that plugin to implement ``hook`` once and plainly, its
-    recorded function is called directly with the arguments pluggy passes (see
-    :mod:`ecc.runtime.plugins.index`): a memory search then imports neither pluggy nor
-    stevedore. Otherwise a plugin set holding that entry point alone answers, checking and
-    refusing a broken plugin with the usual warning, and records what pluggy found.
-    """
-    from ecc.runtime.plugins import index
-
-    allowed = allowed_names()
-    value = dict(discover().get(group, [])).get(plugin)
-    if value is None or (allowed is not None and plugin not in allowed):
-        return None
-    recorded = index.read_sole(group, plugin, value, hook)
-    if recorded is not None:
-        try:
-            function = getattr(import_object(value), recorded["attribute"])
-        except Exception:
-            function = None  # the plugin set below reports it, as a full load does
-        if function is not None:
-            return function(*[kwargs[arg] for arg in recorded["argnames"]])
-    single = PluginSet(None, lazy=True, entry_points={group: [(plugin, value)]})
-    caller = getattr(single.hook, hook)
-    registered = single._pm.get_plugin(f"{group}:{plugin}")
-    if registered is not None:
-        index.record_sole(group, plugin, value, hook, caller, registered)
-    return caller(**kwargs)
 
 
 _plugins: PluginSet | None = None
