@@ -4,7 +4,7 @@ They mark functions exactly as ``pluggy.HookspecMarker("ecc")`` and
 ``pluggy.HookimplMarker("ecc")`` do (the same ``ecc_spec`` / ``ecc_impl`` option dicts, which
 pluggy's ``PluginManager`` reads at registration), without importing pluggy. Every plugin module
 imports ``hookimpl``; pluggy brings ``inspect`` and ``typing`` with it, about 12 ms of a memory
-search that otherwise needs no plugin manager (see ``ecc.runtime.plugins.calls.call_sole``).
+search that otherwise needs no plugin manager (see ``ecc.runtime.plugins.sole.call_sole``).
 ``tests/foundation/test_markers.py`` keeps the options equal to pluggy's own markers'.
 """
 

@@ -107,7 +107,7 @@ def load_backend(
 
     Loading every plugin group costs far more than a memory search (stevedore, pydantic), so by
     default only the entry point named ``name`` in ``ecc.memory_backends`` is loaded
-    (:func:`ecc.runtime.plugins.calls.call_sole`), which refuses a broken plugin with the usual
+    (:func:`ecc.runtime.plugins.sole.call_sole`), which refuses a broken plugin with the usual
     warning. If a process already has
     its plugins loaded (tests, long-lived servers), that set is used instead.
     """
@@ -130,7 +130,7 @@ def _cheap_hook(name: str, settings: dict[str, Any]) -> Any:
     """The hook's answer from entry point ``ecc.memory_backends:name`` alone: on a warm start,
     the recorded implementation called directly (no pluggy, stevedore or
     ``importlib.metadata``), else a plugin set of that entry point (see ``call_sole``)."""
-    from ecc.runtime.plugins.calls import call_sole
+    from ecc.runtime.plugins.sole import call_sole
 
     return call_sole(
         "ecc.memory_backends", name, "ecc_memory_backend", name=name, settings=settings

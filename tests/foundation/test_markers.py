@@ -13,7 +13,8 @@ from hypothesis import strategies as st
 
 from ecc.contract import hookspecs
 from ecc.contract.markers import HookimplMarker, HookspecMarker, hookimpl
-from ecc.runtime.plugins import calls, discovery, index
+from ecc.runtime.plugins import discovery, index
+from ecc.runtime.plugins.sole import call_sole
 
 
 def _function():
@@ -172,7 +173,7 @@ def through_pluggy(plugin: object, **kwargs: object) -> object:
 
 
 def sole(**kwargs: object) -> object:
-    return calls.call_sole(GROUP, "sole", "ecc_memory_backend", **kwargs)
+    return call_sole(GROUP, "sole", "ecc_memory_backend", **kwargs)
 
 
 def is_recorded() -> bool:
@@ -221,7 +222,7 @@ def test_an_implementations_exception_reaches_the_caller_as_through_pluggy(insta
 
 def test_a_plugin_not_installed_or_not_allowed_answers_none(installed, monkeypatch):
     installed("@hookimpl\ndef ecc_memory_backend(name):\n    return name\n")
-    assert calls.call_sole(GROUP, "other", "ecc_memory_backend", name="x", settings={}) is None
+    assert call_sole(GROUP, "other", "ecc_memory_backend", name="x", settings={}) is None
     monkeypatch.setenv("ECC_PLUGINS", "files")
     assert sole(name="x", settings={}) is None
 
@@ -233,7 +234,7 @@ def test_the_built_in_backend_is_recorded_and_called_directly(monkeypatch):
         discovery, "discover", lambda: {GROUP: [("files", "ecc_plugins.files_backend")]}
     )
     for _ in range(2):
-        backend = calls.call_sole(GROUP, "files", "ecc_memory_backend", name="files", settings={})
+        backend = call_sole(GROUP, "files", "ecc_memory_backend", name="files", settings={})
         assert type(backend) is files_backend.FilesBackend
     value = "ecc_plugins.files_backend"
     assert index.read_sole(GROUP, "files", value, "ecc_memory_backend")["attribute"] == (

@@ -103,7 +103,7 @@ def test_fast_path_takes_the_plain_forms_only() -> None:
 
 def test_plain_search_imports_neither_click_nor_the_plugin_manager(vault: Path) -> None:
     """The files backend is reached through its hook without pluggy (nor inspect and typing,
-    which pluggy imports): ``ecc.runtime.plugins.calls.call_sole``."""
+    which pluggy imports): ``ecc.runtime.plugins.sole.call_sole``."""
     out = subprocess.run(
         [sys.executable, "-X", "importtime", "-m", "ecc", "memory", "search", "--json", "auth"],
         cwd=vault,

@@ -5,8 +5,7 @@ scoring needs to know which scorer said what and to skip one that raises; notifi
 notifier in its own thread with its own settings; the harness registry needs to know which
 plugin declared which harness. :func:`implementations` gives those callers each implementation as
 a callable named by its plugin, in pluggy's call order, and :func:`call_each` calls them with the
-failures kept apart; neither reaches into pluggy's objects elsewhere. :func:`call_sole` asks one
-plugin alone (the memory backend of ``ecc memory search``), without pluggy when warm.
+failures kept apart; neither reaches into pluggy's objects elsewhere.
 """
 
 from __future__ import annotations
@@ -76,37 +75,3 @@ def call_each(caller: Any, **kwargs: Any) -> list[Outcome]:
         except Exception as exc:  # a plugin's failure is reported, never fatal to the others
             outcomes.append(Outcome(impl.registered_as, error=exc))
     return outcomes
-
-
-def call_sole(group: str, plugin: str, hook: str, /, **kwargs: Any) -> Any:
-    """The answer of firstresult ``hook`` from the plugin ``group:plugin`` alone (None when it is
-    not installed or not allowed), loading nothing else.
-
-    Warm, when pluggy has already found that plugin to implement ``hook`` once and plainly, its
-    recorded function is called directly with the arguments pluggy passes (see
-    :mod:`ecc.runtime.plugins.index`): a memory search then imports neither pluggy nor
-    stevedore. Otherwise a plugin set holding that entry point alone answers, checking and
-    refusing a broken plugin with the usual warning, and records what pluggy found.
-    """
-    from ecc.runtime.plugins import discovery, index
-
-    allowed = discovery.allowed_names()
-    value = dict(discovery.discover().get(group, [])).get(plugin)
-    if value is None or (allowed is not None and plugin not in allowed):
-        return None
-    recorded = index.read_sole(group, plugin, value, hook)
-    if recorded is not None:
-        try:
-            function = getattr(discovery.import_object(value), recorded["attribute"])
-        except Exception:
-            function = None  # the plugin set below reports it, as a full load does
-        if function is not None:
-            return function(*[kwargs[arg] for arg in recorded["argnames"]])
-    from ecc.runtime.plugins.loader import PluginSet
-
-    single = PluginSet(None, lazy=True, entry_points={group: [(plugin, value)]})
-    caller = getattr(single.hook, hook)
-    registered = single._pm.get_plugin(f"{group}:{plugin}")
-    if registered is not None:
-        index.record_sole(group, plugin, value, hook, caller, registered)
-    return caller(**kwargs)

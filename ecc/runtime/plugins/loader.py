@@ -18,7 +18,7 @@ Harness hooks (a spec whose first argument is ``harness``) are called through
 :meth:`PluginSet.harness_hook`, on the plugins that declare the harness only. The hot paths use
 the same set in two cheaper forms built from what a full load recorded
 (:mod:`ecc.runtime.plugins.index`): :meth:`PluginSet.for_hooks`, and
-:func:`ecc.runtime.plugins.calls.call_sole`, which imports this module only when cold.
+:func:`ecc.runtime.plugins.sole.call_sole`, which imports this module only when cold.
 
 ``ECC_PLUGINS`` restricts loading to a comma-separated list of plugin (entry-point) names;
 set and empty, it loads none.
