@@ -48,13 +48,13 @@ def resolve_url(url: str | None) -> Path | str:
 
 def open_store(url: str | PathLike[str] | None = None, *, config: Any = None) -> Store:
     """Open (creating and migrating when needed) the store ``url`` names, else the one of
-    ``config`` (a :class:`~ecc.runtime.config.view.ConfigView` or the full model; loaded
-    when neither is given). A path (``Path``) is a SQLite file as it stands."""
+    ``config`` (the validated view; the process's own when neither is given). A path
+    (``Path``) is a SQLite file as it stands."""
     if url is None:
         if config is None:
-            from ecc.runtime.config.model import get_config
+            from ecc.runtime.config.view import view
 
-            config = get_config()
+            config = view()
         url = config.store.url
     target = resolve_url(url) if isinstance(url, str) or url is None else Path(url)
     if isinstance(target, str):
