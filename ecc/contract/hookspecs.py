@@ -103,8 +103,9 @@ def ecc_build_command(harness: str, launch: LaunchContext) -> list[str] | None:
 def ecc_session_env(harness: str, launch: LaunchContext) -> dict[str, str] | None:
     """Return environment variables for the harness process; all results are merged.
 
-    The core's own ``ECC_*`` variables are applied first, then each plugin's in registration order.
-    Return None (or ``{}``) for a harness that is not yours.
+    The core's own ``ECC_*`` variables are applied first, then each answer in pluggy's call
+    order (the most recently registered plugin first, ``trylast`` ones at the end), so the last
+    one called wins a clash. Return None (or ``{}``) when there is nothing to add.
     """
 
 
@@ -117,7 +118,8 @@ def ecc_translate_profile(
 
     Return a :class:`ecc.contract.types.ProfileTranslation`: extra argv, text folded into the
     prompt for fields the CLI has no flag for, and fields refused because folding them would be
-    unsafe.
+    unsafe. The core acts on ``refused`` only (the session fails naming them); applying the
+    argv and the folded text is the adapter's own ``ecc_build_command``'s job.
     """
 
 
@@ -162,7 +164,8 @@ def ecc_install_integration(harness: str, request: IntegrationRequest) -> Integr
     ``uninstall``. Must be idempotent, keep every other setting and honour ``request.dry_run``
     (return the diff, write nothing). The adapter alone decides where each lands:
 
-    * ``hooks``: ``request.options["command"]`` is how to run ecc (``… hook --harness NAME``).
+    * ``hooks``: ``request.options["command"]`` is how to run ecc; append ``hook --harness
+      NAME`` to it in the harness's hook configuration.
     * ``mcp``: register the server ``ecc-memory`` whose argv is ``request.options["mcp_command"]``
       with ``ECC_MEMORY_HARNESS`` set to your harness (:mod:`ecc.portability.harnessfiles`
       edits JSON and TOML).
