@@ -225,6 +225,24 @@ def test_warm_hook_path_skips_pydantic_and_the_adapter_packages() -> None:
     assert len(rows()) == 2
 
 
+def test_a_recorded_module_that_no_longer_loads_alone_falls_back_to_the_full_path() -> None:
+    assert hook("claude", claude_pre("ls"), ENFORCE).returncode == 0  # records the hot modules
+    [entry] = list((Path(os.environ["ECC_CACHE_DIR"]) / "hook").glob("*.json"))
+    record = json.loads(entry.read_text())
+    broken = Path(os.environ["ECC_CACHE_DIR"]) / "broken_integration.py"
+    broken.write_text("raise ImportError('moved away')\n")
+    for module in record["modules"]:
+        if module["module"] == "ecc_adapter_claude.integration":
+            module["file"] = str(broken)
+    entry.write_text(json.dumps(record))
+    done = hook("claude", claude_pre("rm -rf ."), ENFORCE)
+    assert done.returncode == 2 and "blocked" in done.stderr  # the adapter answered, not a failure
+    assert "internal error" not in log_text()
+    rewritten = json.loads(entry.read_text())  # and the full path recorded the modules again
+    files = {module["module"]: module["file"] for module in rewritten["modules"]}
+    assert files["ecc_adapter_claude.integration"] != str(broken)
+
+
 @pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
 def test_opencode_plugin_module_blocks_through_node(git_repo: Path) -> None:
     """The installed JS module, run by node as OpenCode would: a block throws, a safe call

@@ -216,24 +216,34 @@ class PluginSet:
 
         recorded = index.read_hot(config, hooks)
         if recorded is not None:
-            lean = cls(config, lazy=True, entry_points={})
-            owners = set(recorded["harnesses"].get(harness, ())) if harness is not None else None
-            for entry in recorded["modules"]:
-                if (
-                    owners is not None
-                    and entry["plugin"] not in owners
-                    and HARNESS_HOOKS.issuperset(entry["hooks"])
-                ):
-                    continue  # it would never be called for this harness
-                module = index.load_module(entry["module"], entry["file"])
-                name = f"{entry['plugin']}|{entry['module']}"
-                if not lean._pm.has_plugin(name):
-                    lean._pm.register(module, name=name)
-            lean._owners = recorded["harnesses"]
-            return lean
+            try:
+                return cls._lean(config, recorded, harness)
+            except Exception:  # a module that no longer loads alone: the full path decides
+                pass
         full = get_plugins(config)
         index.record_hot(full, config, hooks)
         return full
+
+    @classmethod
+    def _lean(cls, config: Config, recorded: dict[str, Any], harness: str | None) -> PluginSet:
+        """The set of the recorded modules alone (for ``harness``: its own adapter's)."""
+        from ecc.runtime.plugins import index
+
+        lean = cls(config, lazy=True, entry_points={})
+        owners = set(recorded["harnesses"].get(harness, ())) if harness is not None else None
+        for entry in recorded["modules"]:
+            if (
+                owners is not None
+                and entry["plugin"] not in owners
+                and HARNESS_HOOKS.issuperset(entry["hooks"])
+            ):
+                continue  # it would never be called for this harness
+            module = index.load_module(entry["module"], entry["file"])
+            name = f"{entry['plugin']}|{entry['module']}"
+            if not lean._pm.has_plugin(name):
+                lean._pm.register(module, name=name)
+        lean._owners = recorded["harnesses"]
+        return lean
 
     @property
     def config(self) -> Config | None:
