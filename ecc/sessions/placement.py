@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from ecc.contract.errors import EccError
 from ecc.sessions import procs
-from ecc.store.models import TERMINAL, State
+from ecc.store.models import State
 
 if TYPE_CHECKING:
     from ecc.store.base import Store
@@ -64,6 +64,10 @@ class Placement:
     def prepare(self, session: Session) -> Path:
         """The directory the harness runs in, ready (recorded in the store)."""
         raise NotImplementedError
+
+    def harness_exited(self) -> None:
+        """Called when the harness has exited, before the session's final state is recorded
+        (whoever waits for that state finds the run's results in place); never raises."""
 
     def end(self) -> None:
         """Called when the run ends, whatever happened after the claim; never raises."""
@@ -212,8 +216,14 @@ class PoolPlacement(Placement):
         )
         return path
 
+    def harness_exited(self) -> None:
+        """Publish the branch while the lease still beats: ``ecc run`` returns on the final
+        state, and the branch must be on the remote (and the worktree gone) by then."""
+        self._publish()
+
     def end(self) -> None:
-        """Stop the lease, then publish the session's branch."""
+        """Stop the lease, then publish the session's branch if the run ended before its
+        harness did (a runner error); once published, the worktree is gone and this is a no-op."""
         if self.lease is not None:
             self.beating.clear()
             self.lease.join()
@@ -230,7 +240,7 @@ class PoolPlacement(Placement):
             if session is None or not session.repo_url or not session.worktree_path:
                 return
             path = Path(session.worktree_path)
-            if not path.is_dir() or session.state not in TERMINAL:
+            if not path.is_dir():
                 return
             result = worktrees.publish(path, session.repo_url, session.worktree_branch or "")
             self.store.add_event(session.id, "pushed", result)

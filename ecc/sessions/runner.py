@@ -325,6 +325,7 @@ class Runner:
         if writer.failure is not None:
             reason += f"; some output could not be stored: {writer.failure}"
         self.outcome = state.value
+        self.placement.harness_exited()
         try:
             writer.call(
                 lambda db: db.transition(

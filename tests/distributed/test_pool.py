@@ -160,7 +160,12 @@ def test_branch_pushed_to_the_remote_and_diff_visible_here(store: Store, tmp_pat
     assert "/w1/data/" in out[1] or "/w2/data/" in out[1]  # the worker's own worktree
     assert not Path(out[1]).exists()  # dropped after the push
     assert git(remote, "rev-parse", "--verify", f"refs/heads/{branch}").strip()
-    assert any(e["kind"] == "pushed" for e in store.list_events(session.id))
+    kinds = [
+        e["kind"] if e["kind"] != "transition" else e["to_state"]
+        for e in store.list_events(session.id)
+    ]
+    # published before the final state: whoever waits for "completed" finds the branch pushed
+    assert kinds.index("pushed") < kinds.index("completed")
     diff = run_ecc("worktree", "diff", session.id, cwd=checkout)
     assert diff.returncode == 0, diff.stderr
     assert "+feature" in diff.stdout and "+left over" in diff.stdout
