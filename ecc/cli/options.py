@@ -1,7 +1,8 @@
 """The options of the hot commands, declared once for click and for the fast paths.
 
-``ecc hook``, ``ecc run -d``/``ecc start`` and ``ecc memory search`` answer their plain forms
-without importing click (:mod:`ecc.cli.fast`), which costs about as much as their own work. Each
+``ecc hook``, ``ecc run -d``/``ecc start``, the runner's ``ecc run-session`` and ``ecc memory
+search`` answer their plain forms without importing click (:mod:`ecc.cli.fast`), which costs
+about as much as their own work. Each
 option is declared here once, as data: :func:`click_options` turns a table into click decorators
 for the command's module, and :func:`parse` reads a command line with the same table on the
 fast path. An option added here works on both paths; an option that only click can handle is
@@ -133,6 +134,30 @@ DETACH = Option(
     "-d", "--detach", dest="detach", kind=FLAG, help="Return at once; the session keeps running."
 )
 RUN = (*START[:-1], DETACH, START[-1])
+
+RUN_SESSION = (
+    Option(
+        "--session-id",
+        dest="session_id",
+        required=True,
+        help="The session to run (read from the store).",
+    ),
+    Option(
+        "--remote",
+        dest="remote",
+        kind=FLAG,
+        help="Run as a worker of a pool (lease heartbeat, mirror checkout, branch push): for "
+        "engines that start a command (Slurm's sbatch) rather than a Python call.",
+        fast=False,
+    ),
+    Option(
+        "--host",
+        dest="host",
+        metavar="NAME",
+        help="The worker name recorded as runner_host.",
+        fast=False,
+    ),
+)
 
 SCOPE = Option(
     "--scope",

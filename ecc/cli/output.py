@@ -1,22 +1,12 @@
-"""Small helpers every command uses to print: JSON for machines, sanitised text for people."""
+"""What every command uses to print, and its ``--json`` option (the printing itself lives in
+:mod:`ecc.runtime.terminal`, which the remote client's commands print through too)."""
 
 from __future__ import annotations
 
-from typing import Any
-
 import click
 
-from ecc.runtime.terminal import json_text, sanitize
+from ecc.runtime.terminal import emit_json, say
 
-
-def emit_json(payload: Any) -> None:
-    """Print ``payload`` as stable, 2-space indented JSON (never sanitised: JSON escapes it)."""
-    click.echo(json_text(payload))
-
-
-def say(text: object = "", *, err: bool = False) -> None:
-    """Print one line of human output with control sequences neutralised."""
-    click.echo(sanitize(text), err=err)
-
+__all__ = ["emit_json", "json_option", "say"]
 
 json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")

@@ -49,9 +49,9 @@ def run_command(
             as_json=as_json,
         )
         return
-    from ecc.cli.fast.run import create_and_submit, started_text
+    from ecc.cli.fast.run import start_session, started_text
 
-    store, session, _ = create_and_submit(task, harness, profile, use_worktree, name, cwd, executor)
+    store, session = start_session(task, harness, profile, use_worktree, name, cwd, executor)
     if detach:  # also the plain form's path without click: ecc.cli.fast.run.main
         click.echo(started_text(session, as_json))
         return

@@ -6,16 +6,11 @@ import sys
 
 import click
 
+from ecc.cli.options import RUN_SESSION, click_options
+
 
 @click.command("run-session", hidden=True)
-@click.option("--session-id", required=True, help="The session to run (read from the store).")
-@click.option(
-    "--remote",
-    is_flag=True,
-    help="Run as a worker of a pool (lease heartbeat, mirror checkout, branch push): for "
-    "engines that start a command (Slurm's sbatch) rather than a Python call.",
-)
-@click.option("--host", metavar="NAME", help="The worker name recorded as runner_host.")
+@click_options(RUN_SESSION)
 def run_session_command(session_id: str, remote: bool, host: str | None) -> None:
     """Run one session's harness and record everything it does (started by ecc run)."""
     if remote:

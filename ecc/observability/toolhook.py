@@ -140,7 +140,7 @@ def _score(hook_event: Any, config: Any, plugin_set: Any) -> Any:
     call = hook_event.call
     call.harness = call.harness or hook_event.harness
     call.session_id = call.session_id or os.environ.get("ECC_SESSION_ID") or None
-    assessment = assess(call, config, plugin_set.pm_for(("ecc_score_tool_call",)).hook)
+    assessment = assess(call, config, plugin_set.hook)
     for error in assessment.errors:
         log_error(f"risk scorer failed: {error}", harness=hook_event.harness)
     verdict = decide(assessment, config.risk)

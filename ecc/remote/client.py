@@ -20,6 +20,7 @@ from urllib.parse import quote, urlencode, urlsplit
 
 from ecc import __version__
 from ecc.contract.errors import EccError
+from ecc.runtime.terminal import emit_json, say
 
 DEFAULT_TIMEOUT = 30.0
 STREAM_READ_TIMEOUT = 60.0  # the server sends a keep-alive comment every 15 s
@@ -262,26 +263,8 @@ def exit_status(session: dict[str, Any]) -> int:
     return 1
 
 
-def _say(text: object = "", *, err: bool = False) -> None:
-    """One line of human output, control sequences neutralised (as the local commands print)."""
-    import click
-
-    from ecc.runtime.terminal import sanitize
-
-    click.echo(sanitize(text), err=err)
-
-
-def _emit_json(payload: Any) -> None:
-    """``--json`` output, as the local commands print it."""
-    import click
-
-    from ecc.runtime.terminal import json_text
-
-    click.echo(json_text(payload))
-
-
 def _say_row(row: dict[str, Any]) -> None:
-    _say(row["line"], err=row["stream"] == "stderr")
+    say(row["line"], err=row["stream"] == "stderr")
 
 
 def _repository(cwd: Path | None) -> str:
@@ -314,12 +297,12 @@ def run_remote(
     )
     if detach:
         if as_json:
-            _emit_json(session)
+            emit_json(session)
         else:
-            _say(f"Session started: {session['id']} (remote {remote})")
+            say(f"Session started: {session['id']} (remote {remote})")
         return
     if not as_json:
-        _say(
+        say(
             f"Session {session['id']} started ({session['harness']}) on remote {remote}; "
             "Ctrl-C detaches.",
             err=True,
@@ -332,12 +315,12 @@ def run_remote(
             elif event == "end":
                 final = data
     except KeyboardInterrupt:
-        _say(f"\nDetached from session {session['id']}; it keeps running.", err=True)
+        say(f"\nDetached from session {session['id']}; it keeps running.", err=True)
         sys.exit(130)
     if as_json:
-        _emit_json(final)
+        emit_json(final)
     else:
-        _say(f"Session {final['id']} {final['state']}: {final.get('reason', '')}", err=True)
+        say(f"Session {final['id']} {final['state']}: {final.get('reason', '')}", err=True)
     sys.exit(exit_status(final))
 
 
@@ -350,15 +333,15 @@ def _age(text: str | None) -> str:
 def sessions_remote(remote: str, show_all: bool, states: list[str], as_json: bool) -> None:
     rows = Client.for_remote(remote).list_sessions(states or None, show_all)
     if as_json:
-        _emit_json(rows)
+        emit_json(rows)
         return
     if not rows:
-        _say("No sessions." if show_all or states else "No active sessions (--all shows finished).")
+        say("No sessions." if show_all or states else "No active sessions (--all shows finished).")
         return
     for s in rows:
         label = f" {s['name']}" if s.get("name") else ""
         first = (s["task"].splitlines() or [""])[0][:60]
-        _say(
+        say(
             f"{s['id']}  {s['state']:<9} {s['harness']:<8} {_age(s['created_at']):>9}{label}  "
             f"{first}"
         )
@@ -392,7 +375,7 @@ def logs_remote(
                 break
             last = page["next_after"]
     if as_json and not follow:
-        _emit_json([{"session_id": session_id, **row} for row in rows])
+        emit_json([{"session_id": session_id, **row} for row in rows])
         return
     for row in rows:
         last = max(last, row["seq"])
@@ -419,6 +402,6 @@ def _print_row(row: dict[str, Any], as_json: bool, session_id: str) -> None:
 def stop_remote(remote: str, ref: str, grace: float | None, as_json: bool) -> None:
     final = Client.for_remote(remote).stop(ref, grace)
     if as_json:
-        _emit_json(final)
+        emit_json(final)
     else:
-        _say(f"Session {final['id']} {final['state']}: {final['reason']}")
+        say(f"Session {final['id']} {final['state']}: {final['reason']}")

@@ -82,3 +82,18 @@ def json_text(payload: object) -> str:
     import json
 
     return json.dumps(payload, indent=2, ensure_ascii=False, default=str)
+
+
+def say(text: object = "", *, err: bool = False) -> None:
+    """Print one line of human output with control sequences neutralised (every front's
+    commands print through this and :func:`emit_json`; click is imported only to print)."""
+    import click
+
+    click.echo(sanitize(text), err=err)
+
+
+def emit_json(payload: object) -> None:
+    """Print ``payload`` as stable, 2-space indented JSON (never sanitised: JSON escapes it)."""
+    import click
+
+    click.echo(json_text(payload))

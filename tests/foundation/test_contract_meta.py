@@ -44,19 +44,17 @@ def spec_options(name: str) -> dict[str, Any]:
     return getattr(getattr(hookspecs, name), HookspecMarker.attribute)
 
 
-def groups() -> tuple[str, ...]:
-    """The entry-point groups in load order, wherever the contract keeps them."""
-    return tuple(getattr(hookspecs, "GROUPS", None) or plugins.GROUPS)
-
-
 def family(name: str) -> tuple[str, ...]:
-    """The groups whose plugins may implement hook ``name``: the spec's own ``ecc_family``
-    mark, else the table of families, else any group (as the loader treats a hook without one)."""
-    declared = getattr(getattr(hookspecs, name), "ecc_family", None)
-    if declared is not None:
-        return tuple(declared)
-    table = getattr(hookspecs, "HOOK_GROUPS", None) or plugins.HOOK_GROUPS
-    return tuple(table.get(name, groups()))
+    """The groups whose plugins may implement hook ``name``: the spec's own ``@family``."""
+    return tuple(getattr(hookspecs, name).ecc_family)
+
+
+def test_every_hook_declares_its_family_of_known_groups() -> None:
+    for name in hooks():
+        declared = getattr(getattr(hookspecs, name), "ecc_family", None)
+        assert declared, f"{name} has no @family"
+        assert set(declared) <= set(hookspecs.GROUPS), f"{name}: {declared}"
+    assert {name: family(name) for name in hooks()} == plugins.HOOK_GROUPS
 
 
 def sections() -> dict[str, tuple[list[str], str, int]]:

@@ -150,7 +150,9 @@ def installed(tmp_path, monkeypatch):
     site = tmp_path / "site"
     site.mkdir()
     monkeypatch.syspath_prepend(str(site))
-    monkeypatch.setattr(discovery, "discover", lambda: {GROUP: [("sole", "ecc_test_sole")]})
+    monkeypatch.setattr(
+        discovery, "discover", lambda key=None: {GROUP: [("sole", "ecc_test_sole")]}
+    )
     monkeypatch.delitem(sys.modules, "ecc_test_sole", raising=False)
 
     def install(source: str) -> types.ModuleType:
@@ -178,7 +180,8 @@ def sole(**kwargs: object) -> object:
 
 def is_recorded() -> bool:
     value = dict(discovery.discover()[GROUP])["sole"]
-    return index.read_sole(GROUP, "sole", value, "ecc_memory_backend") is not None
+    installed = discovery.discovery_key()
+    return index.read_sole(GROUP, "sole", value, "ecc_memory_backend", installed) is not None
 
 
 @pytest.mark.parametrize("case", sorted(SHAPES))
@@ -231,12 +234,13 @@ def test_the_built_in_backend_is_recorded_and_called_directly(monkeypatch):
     from ecc_plugins import files_backend
 
     monkeypatch.setattr(
-        discovery, "discover", lambda: {GROUP: [("files", "ecc_plugins.files_backend")]}
+        discovery, "discover", lambda key=None: {GROUP: [("files", "ecc_plugins.files_backend")]}
     )
     for _ in range(2):
         backend = call_sole(GROUP, "files", "ecc_memory_backend", name="files", settings={})
         assert type(backend) is files_backend.FilesBackend
     value = "ecc_plugins.files_backend"
-    assert index.read_sole(GROUP, "files", value, "ecc_memory_backend")["attribute"] == (
-        "ecc_memory_backend"
+    recorded = index.read_sole(
+        GROUP, "files", value, "ecc_memory_backend", discovery.discovery_key()
     )
+    assert recorded["attribute"] == ("ecc_memory_backend")

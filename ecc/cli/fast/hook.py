@@ -8,16 +8,20 @@ from __future__ import annotations
 
 import sys
 
+TYPE_CHECKING = False  # without importing typing
+if TYPE_CHECKING:
+    from ecc.contract.types import HookResponse
 
-def write_response(response: object) -> int:
-    """Print a :class:`ecc.contract.types.HookResponse` as the harness reads it; its exit code."""
-    if response.stdout:  # type: ignore[attr-defined]
-        sys.stdout.write(response.stdout)  # type: ignore[attr-defined]
+
+def write_response(response: HookResponse) -> int:
+    """Print a hook's answer as the harness reads it; return its exit code."""
+    if response.stdout:
+        sys.stdout.write(response.stdout)
         sys.stdout.flush()
-    if response.stderr:  # type: ignore[attr-defined]
-        sys.stderr.write(response.stderr)  # type: ignore[attr-defined]
+    if response.stderr:
+        sys.stderr.write(response.stderr)
         sys.stderr.flush()
-    return int(response.exit_code)  # type: ignore[attr-defined]
+    return int(response.exit_code)
 
 
 def main(args: list[str]) -> int | None:

@@ -1,6 +1,6 @@
 """Starting a session: ``ecc run -d`` / ``ecc start``, and the runner's ``ecc run-session``.
 
-:func:`create_and_submit` is what both ``ecc run`` and ``ecc start`` do first: open the store
+:func:`start_session` is what both ``ecc run`` and ``ecc start`` do first: open the store
 and start the session (``ecc.sessions.service.start``) with the cached config view. It and the
 text printed for a started session live here, beside the click-free form of these command
 lines, because starting sessions is a hot path: an agent or a script may start many, and each
@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 
-def create_and_submit(
+def start_session(
     task: str,
     harness: str | None,
     profile: str | None,
@@ -33,8 +33,8 @@ def create_and_submit(
     name: str,
     cwd: Path | None,
     executor: str | None = None,
-) -> tuple[Any, Any, Any]:
-    """Create the session and hand it to its executor; returns (store, session, config)."""
+) -> tuple[Any, Any]:
+    """Start the session with the cached config view; returns (store, session)."""
     from ecc.runtime.config import view as fastconfig
     from ecc.sessions import manager, service
     from ecc.store.open import open_store
@@ -50,8 +50,7 @@ def create_and_submit(
         cwd=cwd,
         executor=executor,
     )
-    session = service.start(store, request, config)
-    return store, session, config
+    return store, service.start(store, request, config)
 
 
 def started_text(session: Any, as_json: bool) -> str:
@@ -100,12 +99,15 @@ def main(args: list[str]) -> int | None:
     ID``) and return its exit status, or None for click to handle the command line."""
     import gc
 
-    if args[:2] == ["run-session", "--session-id"] and len(args) == 3:
-        if args[2].startswith("-"):
-            return None
+    if args[:1] == ["run-session"]:
+        from ecc.cli import options
+
+        runner = options.parse(options.RUN_SESSION, args[1:])
+        if runner is None:
+            return None  # --remote, --host, --help, usage errors: click's
         from ecc.sessions.runner import run_session
 
-        status = run_session(args[2])
+        status = run_session(runner["session_id"])
         gc.freeze()  # see below: the exit's full collection would only find module cycles
         return status
     params = parse_start(args) if args[:1] in (["run"], ["start"]) else None
@@ -128,7 +130,7 @@ def _start(params: dict[str, Any]) -> int:
     from ecc.contract.errors import EccError
 
     try:
-        _, session, _ = create_and_submit(
+        _, session = start_session(
             params["task"],
             params["harness"],
             params["profile"],

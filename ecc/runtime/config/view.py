@@ -53,8 +53,12 @@ class ConfigView(Mapping):  # Mapping[str, Any] to a type checker; typing stays 
     def __repr__(self) -> str:
         return f"ConfigView({self._data!r})"
 
+    def to_json(self) -> str:
+        """The table as JSON text: a key for what is derived from this configuration."""
+        return json.dumps(self._data)
+
     def to_dict(self) -> dict[str, Any]:
-        return json.loads(json.dumps(self._data))
+        return json.loads(self.to_json())
 
 
 def _wrap(value: Any) -> Any:

@@ -50,17 +50,18 @@ def discovery_key() -> str:
     return json.dumps(parts)
 
 
-def discover() -> dict[str, list[tuple[str, str]]]:
+def discover(key: str | None = None) -> dict[str, list[tuple[str, str]]]:
     """Every entry point of the ecc groups as ``(name, "module:attr")``, in a stable order.
 
     Discovery is stevedore's (its own scan cache included); the resulting list is kept in the
     start-up cache keyed by :func:`discovery_key`, so a warm process
     lists plugins without importing stevedore or ``importlib.metadata`` at all. Installing or
-    removing a distribution changes a ``sys.path`` directory's mtime and so the key.
+    removing a distribution changes a ``sys.path`` directory's mtime and so the key (pass
+    ``key`` when the caller has computed it already).
     """
     from ecc.runtime import startcache
 
-    key = discovery_key()
+    key = key if key is not None else discovery_key()
     cached = startcache.read("plugins", key)
     if cached is not None:
         try:

@@ -48,17 +48,11 @@ def _file_stamp(function: Any) -> list[Any] | None:
     return [file, st.st_mtime_ns, st.st_size]
 
 
-def _config_data(config: Any) -> Any:
-    if config is None:
-        return None
-    to_dict = getattr(config, "to_dict", None)
-    return to_dict() if to_dict is not None else config.model_dump(mode="json")
-
-
 def hot_key(config: Any, hooks: tuple[str, ...]) -> str:
-    return json.dumps(
-        [FORMAT, discovery_key(), os.environ.get("ECC_PLUGINS"), hooks, _config_data(config)]
-    )
+    """What a hot path's record depends on: the installed plugins, ``ECC_PLUGINS``, the hooks
+    and the validated configuration (``config`` a ``ConfigView``, or None)."""
+    settings = config.to_json() if config is not None else None
+    return json.dumps([FORMAT, discovery_key(), os.environ.get("ECC_PLUGINS"), hooks, settings])
 
 
 def read_hot(config: Any, hooks: tuple[str, ...]) -> dict[str, Any] | None:
@@ -116,13 +110,16 @@ def load_module(name: str, file: str) -> Any:
 # -- one plugin's sole implementation ----------------------------------------------------------
 
 
-def _sole_key(group: str, name: str, value: str, hook: str) -> str:
-    return json.dumps([FORMAT, discovery_key(), group, name, value, hook])
+def _sole_key(group: str, name: str, value: str, hook: str, installed: str) -> str:
+    return json.dumps([FORMAT, installed, group, name, value, hook])
 
 
-def read_sole(group: str, name: str, value: str, hook: str) -> dict[str, Any] | None:
-    """The recorded plain implementation of ``hook`` by plugin ``name``, if still current."""
-    data = startcache.read("sole", _sole_key(group, name, value, hook))
+def read_sole(
+    group: str, name: str, value: str, hook: str, installed: str
+) -> dict[str, Any] | None:
+    """The recorded plain implementation of ``hook`` by plugin ``name``, if still current
+    (``installed``: the :func:`~ecc.runtime.plugins.discovery.discovery_key` of the process)."""
+    data = startcache.read("sole", _sole_key(group, name, value, hook, installed))
     if data is None:
         return None
     stamp = data.get("stamp")
@@ -135,7 +132,9 @@ def read_sole(group: str, name: str, value: str, hook: str) -> dict[str, Any] | 
     return data if [stamp[0], st.st_mtime_ns, st.st_size] == stamp else None
 
 
-def record_sole(group: str, name: str, value: str, hook: str, caller: Any, plugin: Any) -> None:
+def record_sole(
+    group: str, name: str, value: str, hook: str, installed: str, caller: Any, plugin: Any
+) -> None:
     """Record ``caller``'s implementation when pluggy calls exactly one plain function for it."""
     impls = caller.get_hookimpls()
     spec = caller.spec
@@ -151,4 +150,4 @@ def record_sole(group: str, name: str, value: str, hook: str, caller: Any, plugi
     if attribute is None or stamp is None:
         return
     data = {"attribute": attribute, "argnames": list(impl.argnames), "stamp": stamp}
-    startcache.write("sole", _sole_key(group, name, value, hook), data)
+    startcache.write("sole", _sole_key(group, name, value, hook, installed), data)

@@ -199,7 +199,6 @@ class PluginSet:
         self._records: list[PluginRecord] = []
         self._hooks = _LazyHooks(self)
         self._owners: dict[str, list[str]] | None = None  # harness -> plugins that declare it
-        self._harness_callers: dict[tuple[str, str], Any] = {}
         if not lazy:
             self.load()
 
@@ -245,11 +244,6 @@ class PluginSet:
         lean._owners = recorded["harnesses"]
         return lean
 
-    @property
-    def config(self) -> Config | None:
-        """The configuration this set selected its plugins by (and passes ``ecc_harnesses``)."""
-        return self._config
-
     def pm_for(self, hooks: tuple[str, ...]) -> pluggy.PluginManager:
         """The manager with the families of ``hooks`` (and the groups before them) loaded."""
         self.load(tuple({group for hook in hooks for group in HOOK_GROUPS.get(hook, GROUPS)}))
@@ -287,21 +281,16 @@ class PluginSet:
         return HarnessHooks(self, harness)
 
     def _harness_caller(self, harness: str, hook: str) -> Any:
-        key = (harness, hook)
-        caller = self._harness_callers.get(key)
-        if caller is None:
-            if hook not in HARNESS_HOOKS:
-                raise AttributeError(f"{hook} is not a hook that takes a harness")
-            owners = set(self.harness_owners().get(harness, ()))
-            pm = self.pm_for((hook,))
-            others = [  # a hot path's module is registered as "group:name|module"
-                plugin
-                for registered, plugin in pm.list_name_plugin()
-                if registered.partition("|")[0] not in owners
-            ]
-            caller = pm.subset_hook_caller(hook, remove_plugins=others)
-            self._harness_callers[key] = caller
-        return caller
+        if hook not in HARNESS_HOOKS:
+            raise AttributeError(f"{hook} is not a hook that takes a harness")
+        owners = set(self.harness_owners().get(harness, ()))
+        pm = self.pm_for((hook,))
+        others = [  # a hot path's module is registered as "group:name|module"
+            plugin
+            for registered, plugin in pm.list_name_plugin()
+            if registered.partition("|")[0] not in owners
+        ]
+        return pm.subset_hook_caller(hook, remove_plugins=others)
 
     @property
     def pm(self) -> pluggy.PluginManager:
@@ -432,8 +421,8 @@ def get_plugins(config: Any = None) -> PluginSet:
     """The plugins of this process, for the effective configuration, loaded group by group.
 
     ``config`` is the validated view (``ecc.runtime.config.view.view()`` when not given), so hot
-    paths never import pydantic. Call hooks through the
-    set's ``hook`` to load only their family of groups; ``.pm`` loads every group.
+    paths never import pydantic. Call hooks through the set's ``hook`` to load only their family
+    of groups; ``.pm`` loads every group.
     """
     global _plugins
     if _plugins is None:

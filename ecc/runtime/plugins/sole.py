@@ -24,10 +24,11 @@ def call_sole(group: str, plugin: str, hook: str, /, **kwargs: Any) -> Any:
     from ecc.runtime.plugins import discovery, index
 
     allowed = discovery.allowed_names()
-    value = dict(discovery.discover().get(group, [])).get(plugin)
+    installed = discovery.discovery_key()  # one stat of each sys.path entry, for both lookups
+    value = dict(discovery.discover(installed).get(group, [])).get(plugin)
     if value is None or (allowed is not None and plugin not in allowed):
         return None
-    recorded = index.read_sole(group, plugin, value, hook)
+    recorded = index.read_sole(group, plugin, value, hook, installed)
     if recorded is not None:
         try:
             function = getattr(discovery.import_object(value), recorded["attribute"])
@@ -41,5 +42,5 @@ def call_sole(group: str, plugin: str, hook: str, /, **kwargs: Any) -> Any:
     caller = getattr(single.hook, hook)
     registered = single._pm.get_plugin(f"{group}:{plugin}")
     if registered is not None:
-        index.record_sole(group, plugin, value, hook, caller, registered)
+        index.record_sole(group, plugin, value, hook, installed, caller, registered)
     return caller(**kwargs)
