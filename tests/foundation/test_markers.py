@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import json
 import sys
 import types
 
@@ -203,6 +204,23 @@ def test_a_plugin_pluggy_refuses_is_refused_with_a_warning_and_never_recorded(
         assert sole(name="files", settings={}) is None
         assert not is_recorded()
     assert "Warning: plugin 'sole'" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [{"attribute": None}, {"argnames": None}, {"argnames": [1]}, {"stamp": "x"}],
+    ids=["attribute", "argnames", "argument", "stamp"],
+)
+def test_a_damaged_record_is_ignored_and_pluggy_asked_again(installed, damage):
+    from ecc.runtime import startcache
+
+    installed("@hookimpl\ndef ecc_memory_backend(name):\n    return name\n")
+    assert sole(name="x", settings={}) == "x" and is_recorded()
+    [entry] = list(startcache.location("sole", "k").parent.glob("*.json"))
+    entry.write_text(json.dumps({**json.loads(entry.read_text()), **damage}))
+    assert not is_recorded()
+    assert sole(name="y", settings={}) == "y"  # answered through pluggy, and recorded again
+    assert is_recorded()
 
 
 def test_a_changed_plugin_module_is_read_again(installed):

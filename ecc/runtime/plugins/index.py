@@ -122,8 +122,10 @@ def read_sole(
     data = startcache.read("sole", _sole_key(group, name, value, hook, installed))
     if data is None:
         return None
-    stamp = data.get("stamp")
-    if not isinstance(stamp, list) or len(stamp) != 3:
+    stamp, argnames = data.get("stamp"), data.get("argnames")
+    if not isinstance(stamp, list) or len(stamp) != 3 or not isinstance(data.get("attribute"), str):
+        return None  # a damaged record: pluggy is asked again
+    if not isinstance(argnames, list) or not all(isinstance(arg, str) for arg in argnames):
         return None
     try:
         st = os.stat(stamp[0])
