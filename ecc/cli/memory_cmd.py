@@ -113,9 +113,9 @@ def _service() -> Any:
 
 
 def _emit_json(payload: Any) -> None:
-    import json
+    from ecc.runtime.terminal import emit_json
 
-    click.echo(json.dumps(payload, indent=2, ensure_ascii=False))
+    emit_json(payload)
 
 
 def _say(*parts: Any) -> None:

@@ -194,9 +194,7 @@ def logs_command(
 
 def _print_row(row: dict[str, Any], as_json: bool, session_id: str) -> None:
     if as_json:
-        import json
-
-        click.echo(json.dumps({"session_id": session_id, **row}, ensure_ascii=False))
+        emit_json({"session_id": session_id, **row}, indent=None)
     else:
         say(row["line"], err=row["stream"] == "stderr")
 

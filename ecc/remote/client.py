@@ -392,9 +392,7 @@ def logs_remote(
 
 def _print_row(row: dict[str, Any], as_json: bool, session_id: str) -> None:
     if as_json:
-        import click
-
-        click.echo(json.dumps({"session_id": session_id, **row}, ensure_ascii=False))
+        emit_json({"session_id": session_id, **row}, indent=None)
     else:
         _say_row(row)
 

@@ -2,7 +2,8 @@
 
 Agent output, memory bodies and error messages may carry escape sequences that recolour, retitle
 or rewrite a terminal (or hide text with bidi controls). Every human-readable line ecc prints
-passes through :func:`sanitize`; ``--json`` output does not (JSON escapes them anyway).
+passes through :func:`sanitize`. ``--json`` output keeps every character of every value but spells
+the dangerous ones as ``\\uXXXX`` escapes (:func:`json_text`), so a terminal never receives them.
 
 The rules follow the reference vault's sanitiser exactly so both print the same text.
 """
@@ -76,12 +77,37 @@ def sanitize(value: object) -> str:
     return "".join(out)
 
 
-def json_text(payload: object) -> str:
-    """How ``--json`` output is printed: stable, 2-space indented JSON (never sanitised: JSON
-    escapes control characters itself)."""
+# What JSON output never prints raw, beyond the C0 controls ``json`` escapes itself: DEL and the C1
+# controls, every Unicode format character (category Cf: bidi controls and marks, zero-width
+# characters, the soft hyphen, tag characters), the line and paragraph separators, and lone
+# surrogates (undecodable file-name bytes). Raw newlines in the output are indentation, not data.
+_JSON_RISKY = (
+    "[\x7f-\x9f\xad\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u180e"
+    "\u200b-\u200f\u2028-\u202e\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb\ud800-\udfff"
+    "\U000110bd\U000110cd\U00013430-\U00013438\U0001bca0-\U0001bca3\U0001d173-\U0001d17a"
+    "\U000e0001\U000e0020-\U000e007f]"
+)
+
+
+def _json_escape(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    if code > 0xFFFF:  # JSON spells a code point beyond the BMP as a UTF-16 surrogate pair
+        code -= 0x10000
+        return f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}"
+    return f"\\u{code:04x}"
+
+
+def json_text(payload: object, *, indent: int | None = 2) -> str:
+    """How ``--json`` output is printed: stable JSON (2-space indented, or one line with
+    ``indent=None``) whose control, bidi and invisible format characters are ``\\uXXXX`` escapes.
+
+    The text still decodes to exactly the same values; other non-ASCII text stays readable.
+    Such characters only ever occur inside JSON strings, where an escape means the same thing.
+    """
     import json
 
-    return json.dumps(payload, indent=2, ensure_ascii=False, default=str)
+    text = json.dumps(payload, indent=indent, ensure_ascii=False, default=str)
+    return re.sub(_JSON_RISKY, _json_escape, text)
 
 
 def say(text: object = "", *, err: bool = False) -> None:
@@ -92,8 +118,8 @@ def say(text: object = "", *, err: bool = False) -> None:
     click.echo(sanitize(text), err=err)
 
 
-def emit_json(payload: object) -> None:
-    """Print ``payload`` as stable, 2-space indented JSON (never sanitised: JSON escapes it)."""
+def emit_json(payload: object, *, indent: int | None = 2) -> None:
+    """Print ``payload`` through :func:`json_text` (escaped, never sanitised: values stay whole)."""
     import click
 
-    click.echo(json_text(payload))
+    click.echo(json_text(payload, indent=indent))

@@ -85,9 +85,9 @@ def _run(options: dict[str, Any]) -> int:
         sys.stderr.write(f"Error: {sanitize(exc.message)}\n")
         return exc.exit_code
     if options["as_json"]:
-        import json
+        from ecc.runtime.terminal import json_text
 
-        text = json.dumps(result, indent=2, ensure_ascii=False)
+        text = json_text(result)
     else:
         text = "\n".join(render(result))
     try:
