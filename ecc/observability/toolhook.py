@@ -45,8 +45,7 @@ def log_error(what: str, exc: BaseException | None = None, harness: str = "") ->
     try:
         import time
 
-        directory = paths.state_dir() / "logs"
-        directory.mkdir(parents=True, exist_ok=True, mode=0o700)
+        directory = paths.ensure_private_dir(paths.state_dir() / "logs")
         detail = f": {type(exc).__name__}: {exc}" if exc is not None else ""
         line = f"{time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())} ecc hook"
         line += f" [{harness}]" if harness else ""

@@ -43,7 +43,7 @@ def write(kind: str, key: str, data: dict[str, Any]) -> None:
     """Store ``data`` for ``key`` atomically (a reader sees the old entry or the new one)."""
     target = location(kind, key)
     try:
-        target.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        paths.ensure_private_dir(target.parent)
         tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
         tmp.write_text(json.dumps({**data, "key": key}), encoding="utf-8")
         os.replace(tmp, target)

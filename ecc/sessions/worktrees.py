@@ -106,6 +106,18 @@ def worktree_root(config: Config) -> Path:
     return paths.data_dir() / "worktrees"
 
 
+def _private_parent(path: Path, config: Config | None = None) -> None:
+    """Create ``path``'s parent, each new level 0700 (worktrees hold the user's code); for a
+    worktree, also tighten ecc's own levels above it that an older ecc left 0755."""
+    from ecc.runtime import paths
+
+    paths.ensure_private_dir(path.parent)
+    if config is not None:
+        paths.make_private(worktree_root(config))
+        if not config.worktree_root:
+            paths.make_private(paths.data_dir())
+
+
 def repo_key(repo_root: Path) -> str:
     """``<slug>-<hash>``: readable, and unique per repository path."""
     resolved = str(repo_root.resolve())
@@ -129,7 +141,7 @@ def create(repo_root: Path, session_id: str, base_commit: str, config: Config) -
     if git(repo_root, "check-ref-format", "--branch", branch, check=False).returncode != 0:
         raise EccError(f"invalid worktree branch name {branch!r} (check worktree_branch_prefix)")
     path = worktree_path(repo_root, session_id, config)
-    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    _private_parent(path, config)
     git(repo_root, "worktree", "add", "-q", "-b", branch, str(path), base_commit)
     return path, branch
 
@@ -141,7 +153,7 @@ def restore(repo_root: Path, path: Path, branch: str) -> None:
     ).returncode:
         raise EccError(f"branch {branch} no longer exists; cannot restore its worktree")
     git(repo_root, "worktree", "prune")
-    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    _private_parent(path)
     git(repo_root, "worktree", "add", "-q", str(path), branch)
 
 
@@ -377,7 +389,7 @@ class _MirrorLock:
         import fcntl
         import os
 
-        self.file.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        _private_parent(self.file)
         self.fd = os.open(self.file, os.O_RDWR | os.O_CREAT, 0o600)
         fcntl.flock(self.fd, fcntl.LOCK_EX)
         return self
@@ -394,7 +406,7 @@ def ensure_mirror(url: str) -> Path:
     if not (mirror / "HEAD").exists():
         if mirror.exists():
             shutil.rmtree(mirror)
-        mirror.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        _private_parent(mirror)
         git(mirror.parent, "clone", "--bare", "--quiet", url, str(mirror))
         git(mirror, "config", "remote.origin.fetch", "+refs/heads/*:refs/remotes/origin/*")
     git(mirror, "fetch", "--quiet", "--prune", "origin")
@@ -410,7 +422,7 @@ def checkout_from_mirror(
     with _MirrorLock(mirror_path(url)):
         mirror = ensure_mirror(url)
         path = worktree_root(config) / mirror.name.removesuffix(".git") / session_id
-        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        _private_parent(path, config)
         if path.exists():
             git(mirror, "worktree", "remove", "--force", str(path), check=False)
             shutil.rmtree(path, ignore_errors=True)

@@ -15,6 +15,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from ecc.contract.errors import EccError
+from ecc.runtime.paths import ensure_private_dir
 from ecc.store.base import DaemonLock, Store, StoreError
 
 TYPE_CHECKING = False
@@ -36,7 +37,7 @@ class SqliteStore(Store):
         self.path = path
         self.url = str(path)
         try:
-            path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            ensure_private_dir(path.parent)
             if not path.exists():
                 os.close(os.open(path, os.O_CREAT | os.O_WRONLY, 0o600))
             self.conn = sqlite3.connect(

@@ -109,7 +109,9 @@ class ScopeIndex:
         try:
             fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
         except FileNotFoundError:
-            path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            from ecc.runtime.paths import ensure_private_dir
+
+            ensure_private_dir(path.parent)
             fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
         os.close(fd)
         db = sqlite3.connect(str(path), timeout=10, isolation_level=None, check_same_thread=False)

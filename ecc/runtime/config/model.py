@@ -437,6 +437,8 @@ def set_value(key: str, raw_value: str, scope: Scope, cwd: Path | None = None) -
     """Write one key into the user or project file, keeping every other key of that file.
 
     The whole result is validated before anything is written; the file is replaced atomically.
+    The user file is private (0600 in a 0700 directory, tightened if looser); the project file,
+    shared with the team, keeps its mode.
     """
     import tomli_w
 
@@ -445,13 +447,11 @@ def set_value(key: str, raw_value: str, scope: Scope, cwd: Path | None = None) -
     set_dotted(data, key, parse_value(raw_value))
     layers = [layer for layer in load(cwd=cwd).layers if layer.source != str(target.resolve())]
     build([*layers, Layer(scope, str(target), data)])  # raises ConfigError if invalid
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
-    with open(tmp, "wb") as handle:
-        tomli_w.dump(data, handle)
-        handle.flush()
-        os.fsync(handle.fileno())
-    os.replace(tmp, target)
+    if scope == "user":
+        paths.make_private(paths.ensure_private_dir(target.parent))
+    else:
+        target.parent.mkdir(parents=True, exist_ok=True)
+    paths.replace_file(target, tomli_w.dumps(data).encode("utf-8"), private=scope == "user")
     reset()
     return target
 
