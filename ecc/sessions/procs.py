@@ -86,12 +86,40 @@ def signal_group(pgid: int | None, sig: int) -> bool:
     return True
 
 
+def leader_alive(pgid: int | None) -> bool:
+    """Is the process ``pgid`` alive and still the leader of process group ``pgid``?
+
+    A session's group leader is its supervisor (:mod:`ecc.sessions.supervisor`)."""
+    fields = _stat(pgid) if pgid and pgid > 1 else None
+    return bool(
+        fields and len(fields) > 2 and fields[0] not in ("Z", "X") and fields[2] == str(pgid)
+    )
+
+
+def ask_group_to_end(pgid: int | None) -> bool:
+    """One SIGTERM for every process of a session's group: through its supervisor when it
+    still leads the group (it forwards the signal to the group once, however often asked),
+    else to the group directly. False when nothing was there to signal."""
+    if not pgid or pgid <= 1:
+        return False
+    if leader_alive(pgid):
+        try:
+            os.kill(pgid, signal.SIGTERM)
+            return True
+        except ProcessLookupError:
+            pass  # it has just exited: what is left gets the signal directly
+        except PermissionError:
+            return False
+    return signal_group(pgid, signal.SIGTERM)
+
+
 def terminate_group(pgid: int, grace: float, poll: float = 0.05) -> str:
-    """SIGTERM the group, wait up to ``grace`` seconds for it to empty, then SIGKILL it.
+    """SIGTERM the group once (:func:`ask_group_to_end`), wait up to ``grace`` seconds for it to
+    empty, then SIGKILL it.
 
     Returns "" when the group was already gone, "SIGTERM" when it ended in time, else "SIGKILL".
     """
-    if not signal_group(pgid, signal.SIGTERM):
+    if not ask_group_to_end(pgid):
         return ""
     deadline = time.monotonic() + grace
     while time.monotonic() < deadline:

@@ -5,10 +5,14 @@ The runner starts ``python -I -S supervisor.py PARENT_PID GRACE -- ARGV…`` as 
 (SIGTERM when its parent, the runner, dies for any reason: SIGKILL, OOM, a Celery pool child
 killed), then runs the harness as its child in the same group and waits:
 
-* the harness exits: the supervisor exits with the same status (a signal is re-raised on
-  itself), so the runner sees exactly what the harness did;
-* SIGTERM/SIGINT/SIGHUP arrive (the runner's stop, or the runner's death): SIGTERM to the whole
-  group, ``GRACE`` seconds, then SIGKILL to the whole group (itself included).
+* the harness exits: the supervisor exits with the same status (a signal, SIGKILL included,
+  is re-raised on itself, with no core file of its own), so the runner sees exactly what the
+  harness did;
+* SIGTERM/SIGINT/SIGHUP arrive (the runner's stop, or the runner's death): one SIGTERM to the
+  whole group, however many arrive. Whoever asked for the stop owns its grace: while the runner
+  lives, the runner waits the requested grace and sends the SIGKILL; once the runner is gone
+  (the death signal, or a stop that finds it gone), the supervisor waits ``GRACE`` seconds
+  (``stop_grace_secs``) and sends SIGKILL to the whole group itself included.
 
 Standalone on purpose (stdlib only, run with ``-S``): it starts in a few milliseconds and imports
 nothing of ecc. Linux only for the death signal; elsewhere it still leads and cleans the group.
@@ -43,20 +47,26 @@ def main(argv: list[str]) -> int:
     parent, grace, command = int(argv[1]), float(argv[2]), argv[4:]
     _set_parent_death_signal()
     group = os.getpgrp()
-    deadline: list[float] = []
+    stopping: list[bool] = []  # the group has had its one SIGTERM
+    deadline: list[float] = []  # when we SIGKILL the group: set once the runner is gone
+
+    def orphaned() -> bool:
+        return os.getppid() != parent
 
     def on_signal(signum: int, frame: object) -> None:
-        if not deadline:
-            deadline.append(time.monotonic() + grace)
+        if not stopping:
+            stopping.append(True)
             signal.signal(signal.SIGTERM, signal.SIG_IGN)  # our own killpg must not recurse
             try:
                 os.killpg(group, signal.SIGTERM)
             except OSError:
                 pass
+        if not deadline and orphaned():
+            deadline.append(time.monotonic() + grace)
 
     for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
         signal.signal(sig, on_signal)
-    if os.getppid() != parent:  # the runner died before the death signal was armed
+    if orphaned():  # the runner died before the death signal was armed
         on_signal(signal.SIGTERM, None)
     try:
         child = os.fork()
@@ -78,16 +88,36 @@ def main(argv: list[str]) -> int:
             return 1
         if pid == child:
             break
+        if stopping and not deadline and orphaned():  # the runner died during its stop
+            deadline.append(time.monotonic() + grace)
         if deadline and time.monotonic() >= deadline[0]:
             os.killpg(group, signal.SIGKILL)  # ends us too
         time.sleep(0.02)
     if os.WIFSIGNALED(status):
         number = os.WTERMSIG(status)
-        signal.signal(number, signal.SIG_DFL)
-        os.kill(os.getpid(), number)
-        time.sleep(1)
-        return 128 + number
+        _die_by(number)
+        return 128 + number  # only for a signal whose default action does not end a process
     return os.WEXITSTATUS(status)
+
+
+def _die_by(number: int) -> None:
+    """End this process by signal ``number``, as the harness ended, without a core file."""
+    try:
+        import resource
+
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))  # the harness's core is the one
+    except (ImportError, OSError, ValueError):
+        pass
+    if number not in (signal.SIGKILL, signal.SIGSTOP):  # neither can be caught nor reset
+        try:
+            signal.signal(number, signal.SIG_DFL)
+        except (OSError, ValueError):
+            pass
+    try:
+        os.kill(os.getpid(), number)
+    except OSError:
+        return
+    time.sleep(1)
 
 
 if __name__ == "__main__":
