@@ -3,12 +3,13 @@
 Each pass runs these steps, each isolated (an error is logged and the pass goes on):
 
 1. **recover** — first the lease reaper (:func:`reap_expired`: sessions on a remote executor
-   whose heartbeat is older than ``lease_seconds`` are failed, never re-run); then judge every
-   active local session's runner on every pass, by pid plus process identity
-   (on this host) and by heartbeat age (anywhere): a dead runner means failed with the reason (its
-   leftover harness process group is killed); an overdue heartbeat means stale, or failed and
-   terminated when ``auto_terminate_stale_sessions``; a fresh heartbeat brings stale back to
-   running. Nothing is re-run implicitly, except a pending session no runner ever claimed.
+   whose heartbeat is older than ``lease_seconds`` are failed, never re-run); then the liveness
+   check every read also runs (:func:`ecc.sessions.liveness.refresh_liveness`: a dead runner of
+   this host, judged by pid plus process identity, means failed with the reason, and what its
+   harness left is ended); then every active local session's heartbeat age: overdue means
+   stale, or failed and terminated when ``auto_terminate_stale_sessions``; a fresh heartbeat
+   brings stale back to running. Nothing is re-run implicitly, except a pending session no
+   runner ever claimed.
 2. **dispatch** — give free slots to queued sessions (runners also do this when they finish).
 3. **prune** — only when ``prune_worktrees`` is on: finished sessions older than
    ``worktree_retention_secs`` lose a clean worktree; a branch goes only when merged.
@@ -27,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from ecc.sessions import procs
 from ecc.sessions.executor import get_executor
+from ecc.sessions.liveness import notify_failed, refresh_liveness
 from ecc.store.base import Store
 from ecc.store.models import TERMINAL, State, age_seconds
 
@@ -63,12 +65,17 @@ def reap_expired(store: Store, config: Config) -> list[dict[str, Any]]:
         )
         if store.fail_if_silent(session.id, session.heartbeat_at, reason):
             actions.append({"id": session.id, "action": "failed", "reason": reason})
-            _notify_failed(store, session.id, reason, config)
+            notify_failed(store, session.id, reason, config)
     return actions
 
 
 def reap_quietly(store: Store, config: Config | None = None) -> None:
-    """:func:`reap_expired` for CLI reads: never let the reaper break a read."""
+    """For CLI reads: the liveness check of this host's runners, then :func:`reap_expired`;
+    neither may break a read."""
+    try:
+        refresh_liveness(store, None, config)
+    except Exception as exc:
+        log.debug("liveness check skipped: %s", exc)
     try:
         if config is None:
             from ecc.runtime.config import view as fastconfig
@@ -82,24 +89,21 @@ def reap_quietly(store: Store, config: Config | None = None) -> None:
 def recover(store: Store, config: Config) -> list[dict[str, Any]]:
     """Mark sessions whose runner died or went silent; returns what was done."""
     actions: list[dict[str, Any]] = reap_expired(store, config)
+    actions += refresh_liveness(store, None, config)  # this host's dead runners, as reads do
     timeout = float(config.session_timeout_secs)
     for session in store.list_sessions([State.PENDING, State.QUEUED, State.RUNNING, State.STALE]):
         if session.executor != "local":
             continue  # judged by the lease alone (reap_expired); its engine owns the queue
         executor = get_executor(session.executor, config)
         local = executor.is_local(session)
-        runner_alive = procs.alive(session.runner_pid, session.runner_token) if local else None
-        beat_age = age_seconds(session.heartbeat_at or session.updated_at) or 0.0
+        if (
+            local
+            and session.runner_pid
+            and not procs.alive(session.runner_pid, session.runner_token)
+        ):
+            continue  # died after refresh_liveness looked: the next pass (or read) records it
         if session.state in (State.PENDING, State.QUEUED):
-            if session.runner_pid is not None and local and not runner_alive:
-                if session.state == State.QUEUED:
-                    store.release_runner(session.id, session.runner_pid)
-                    actions.append({"id": session.id, "action": "released dead queued runner"})
-                else:
-                    reason = f"runner process {session.runner_pid} died before starting the harness"
-                    store.transition(session.id, State.FAILED, reason)
-                    actions.append({"id": session.id, "action": "failed", "reason": reason})
-            elif (
+            if (
                 session.state == State.PENDING
                 and session.runner_pid is None
                 and not session.stop_requested
@@ -109,15 +113,7 @@ def recover(store: Store, config: Config) -> list[dict[str, Any]]:
                 store.add_event(session.id, "daemon", "re-submitted: no runner had claimed it")
                 actions.append({"id": session.id, "action": "resubmitted"})
             continue
-        if local and not runner_alive:
-            reason = f"runner process {session.runner_pid} died without recording an exit"
-            if session.harness_pgid and procs.group_alive(session.harness_pgid):
-                how = procs.terminate_group(session.harness_pgid, config.stop_grace_secs)
-                reason += f"; its harness process group {session.harness_pgid} ended by {how}"
-            store.transition(session.id, State.FAILED, reason, harness_pid=None)
-            actions.append({"id": session.id, "action": "failed", "reason": reason})
-            _notify_failed(store, session.id, reason, config)
-            continue
+        beat_age = age_seconds(session.heartbeat_at or session.updated_at) or 0.0
         if beat_age > timeout:
             overdue = f"no heartbeat for {beat_age:.0f}s (session_timeout_secs={timeout:g})"
             if config.auto_terminate_stale_sessions:
@@ -127,7 +123,7 @@ def recover(store: Store, config: Config) -> list[dict[str, Any]]:
                 reason = overdue + "; terminated (auto_terminate_stale_sessions)"
                 store.transition(session.id, State.FAILED, reason, harness_pid=None)
                 actions.append({"id": session.id, "action": "failed", "reason": reason})
-                _notify_failed(store, session.id, reason, config)
+                notify_failed(store, session.id, reason, config)
             elif session.state == State.RUNNING:
                 store.transition(session.id, State.STALE, overdue)
                 actions.append({"id": session.id, "action": "stale", "reason": overdue})
@@ -135,24 +131,6 @@ def recover(store: Store, config: Config) -> list[dict[str, Any]]:
             store.transition(session.id, State.RUNNING, "heartbeat resumed")
             actions.append({"id": session.id, "action": "running again"})
     return actions
-
-
-def _notify_failed(store: Store, session_id: str, reason: str, config: Config) -> None:
-    try:
-        from ecc.contract.types import Notification
-        from ecc.observability.notify import send
-
-        send(
-            Notification(
-                event="session_failed",
-                title=f"ecc session {session_id} failed",
-                body=reason,
-                session_id=session_id,
-            ),
-            config,
-        )
-    except Exception as exc:
-        log.warning("notification failed: %s", exc)
 
 
 def dispatch(store: Store, config: Config) -> list[str]:

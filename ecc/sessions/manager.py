@@ -17,7 +17,7 @@ from ecc.contract.errors import EccError
 from ecc.sessions import procs
 from ecc.sessions.executor import get_executor
 from ecc.store.base import IdCollision
-from ecc.store.models import ACTIVE, TERMINAL, Session, State
+from ecc.store.models import ACTIVE, TERMINAL, InvalidTransition, Session, State, age_seconds
 
 if TYPE_CHECKING:
     from ecc.contract.types import Config
@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 
 ID_BYTES = 6  # 12 hex digits; any unique prefix of 4+ digits addresses a session
 MIN_PREFIX = 4
+SLOT_CLAIM_GRACE_SECS = 10.0  # a dispatched runner claims its session well within this
 
 
 def new_id() -> str:
@@ -142,16 +143,27 @@ def submit(store: Store, session: Session, config: Config | None = None) -> None
 
 
 def dispatch_queued(store: Store, config: Config) -> list[str]:
-    """Give free slots to queued sessions, oldest first; returns the ids started."""
+    """Give free slots to queued sessions, oldest first; returns the ids started.
+
+    Safe to run in several processes at once (two runners ending together, a read that found
+    a dead runner, the daemon): a runner is started only by whoever wins the session's slot
+    claim. A session already holding a slot without a live runner is started again only once
+    its claim is older than :data:`SLOT_CLAIM_GRACE_SECS` (the runner started for it died
+    before claiming it); before that, that runner is still starting.
+    """
     started = []
     wt, total = config.max_parallel_worktrees, config.max_parallel_sessions
     for session in store.queued_sessions():
         if session.stop_requested:
             continue
-        if not (session.slot or store.claim_slot(session.id, wt, total)):
-            continue
-        if session.runner_pid is not None and procs.alive(session.runner_pid, session.runner_token):
-            continue  # its runner is still deciding; it will find the slot taken for it
+        deciding = session.runner_pid is not None and procs.alive(
+            session.runner_pid, session.runner_token
+        )
+        if session.slot:  # taken for it already, by its own runner or by another dispatcher
+            if deciding or (age_seconds(session.updated_at) or 0.0) <= SLOT_CLAIM_GRACE_SECS:
+                continue
+        elif not store.claim_slot(session.id, wt, total) or deciding:
+            continue  # no slot; or its runner is still deciding and will find the slot taken
         submit(store, session, config)
         started.append(session.id)
     return started
@@ -190,7 +202,7 @@ def stop(
     else:  # a worker elsewhere; the flag set above makes its claim refuse from now on
         unclaimed = session.runner_pid is None
     if not_started and unclaimed:
-        store.transition(session.id, State.STOPPED, "stopped before it started")
+        _record_stop(store, session.id, "stopped before it started", config)
         return _reload(store, session.id)
     if executor.interrupt(session) or not executor.is_local(session):
         deadline = time.monotonic() + (grace + 10.0 if wait is None else wait)
@@ -212,8 +224,21 @@ def stop(
     if current.state in TERMINAL:
         return current
     reason = "stopped on request" + (f" ({how} by ecc stop; runner absent)" if how else "")
-    store.transition(session.id, State.STOPPED, reason, harness_pid=None)
+    _record_stop(store, session.id, reason, config)
     return _reload(store, session.id)
+
+
+def _record_stop(store: Store, session_id: str, reason: str, config: Config) -> None:
+    """Stopped by us (no runner did it): record it unless the session ended meanwhile (a read
+    that found its runner dead), and hand the slot it may have held to a queued session."""
+    try:
+        store.transition(session_id, State.STOPPED, reason, expect=sorted(ACTIVE), harness_pid=None)
+    except InvalidTransition:
+        return
+    try:
+        dispatch_queued(store, config)
+    except EccError:
+        pass  # that session's own failure to start is recorded on it
 
 
 def resume(store: Store, session: Session, config: Config) -> Session:

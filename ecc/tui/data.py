@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 from rich.text import Text
 
 from ecc.runtime.terminal import sanitize
+from ecc.sessions.liveness import refresh_liveness
 from ecc.store.models import State, iso, parse_iso
 
 if TYPE_CHECKING:
@@ -231,6 +232,8 @@ class SessionWatcher:
 
     def poll(self, force: bool = False) -> Changes:
         self.polls += 1
+        if refresh_liveness(self.store, self.sessions.values()):
+            force = True  # a dead runner recorded through our own connection moves no counter
         version = self.store.change_counter()
         if version == self.version and not force:
             return Changes()

@@ -19,6 +19,7 @@ from ecc.contract.errors import EccError
 from ecc.remote import schemas
 from ecc.remote.errors import COMMON, ApiError, responses
 from ecc.remote.routes.common import BEARER, SessionId, find_session
+from ecc.sessions.liveness import refresh_liveness
 
 if TYPE_CHECKING:
     from ecc.contract.types import Config
@@ -92,7 +93,9 @@ def router(settings: Settings, pool: StorePool) -> APIRouter:
             wanted = None
         else:
             wanted = sorted(ACTIVE)
-        rows = pool.get().list_sessions(wanted, limit=limit)
+        store = pool.get()
+        refresh_liveness(store, None, settings.config)  # a dead runner's session is failed first
+        rows = store.list_sessions(wanted, limit=limit)
         return schemas.SessionList(sessions=[schemas.SessionOut.of(s) for s in rows])
 
     @routes.get(
@@ -105,6 +108,8 @@ def router(settings: Settings, pool: StorePool) -> APIRouter:
     def get_session(session_id: SessionId) -> schemas.SessionDetail:
         store = pool.get()
         session = find_session(store, session_id)
+        if refresh_liveness(store, [session], settings.config):
+            session = find_session(store, session.id)
         out = schemas.SessionOut.of(session).model_dump()
         return schemas.SessionDetail(**out, output_lines=store.count_output(session.id))
 

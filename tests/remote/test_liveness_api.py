@@ -1,0 +1,52 @@
+"""The API's reads notice a session whose runner was killed (no daemon runs beside the server)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from pathlib import Path
+
+from ecc.sessions import procs
+from ecc.store.open import open_store
+from tests.remote.conftest import Server
+
+
+def _running_runner(server: Server, session_id: str) -> int:
+    store = open_store(Path(server.env["ECC_STATE_DIR"]) / "ecc.db")
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            session = store.get_session(session_id)
+            if session is not None and session.state.value == "running" and session.runner_pid:
+                return session.runner_pid
+            time.sleep(0.05)
+    finally:
+        store.close()
+    raise AssertionError(f"session {session_id} never ran")
+
+
+def _kill(pid: int) -> None:
+    os.kill(pid, signal.SIGKILL)
+    deadline = time.monotonic() + 30
+    while procs.alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not procs.alive(pid)
+
+
+def test_get_and_list_fail_sessions_whose_runner_was_killed(start_server) -> None:
+    server = start_server()
+    got = server.create("echo ready; sleep 1000", name="got")["id"]
+    listed = server.create("echo ready; sleep 1000", name="listed")["id"]
+    got_runner, listed_runner = _running_runner(server, got), _running_runner(server, listed)
+    _kill(got_runner)
+    _kill(listed_runner)
+    detail = server.call("GET", f"/v1/sessions/{got}").body
+    assert detail["state"] == "failed"
+    assert f"runner process {got_runner} died" in detail["reason"]
+    active = server.call("GET", "/v1/sessions").body["sessions"]
+    assert listed not in [s["id"] for s in active]
+    failed = server.call("GET", "/v1/sessions?state=failed").body["sessions"]
+    assert {got, listed} <= {s["id"] for s in failed}
+    reason = next(s["reason"] for s in failed if s["id"] == listed)
+    assert f"runner process {listed_runner} died" in reason and "SIGKILL" in reason
