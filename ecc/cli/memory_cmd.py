@@ -15,7 +15,7 @@ from ecc.cli import options as declared
 from ecc.cli.options import click_options
 from ecc.contract.errors import EccError
 
-USAGE = (  # the reference usage text, verbatim
+USAGE = (  # the reference usage text, plus where --body-file may read from
     """\
 ECC Memory Vault
 
@@ -42,7 +42,8 @@ Write options:
   --tag <tag>                Repeatable lowercase tag
   --link <memory-id>         Repeatable related memory ID
   --stdin                    Read the memory body from standard input
-  --body-file <path>         Read the body from a regular, non-symlink file
+  --body-file <path>         Read the body from a regular, non-symlink file in this
+                             repository or your home (not ~/.ssh and other secret stores)
 
 MCP:
   ecc-memory-mcp             Start the opt-in local stdio MCP server
@@ -159,7 +160,10 @@ def _write_options(function: Any) -> Any:
         click.argument("extra", nargs=-1, required=False, metavar=""),
         click.option("--title", help="Title (required, at most 200 characters)."),
         click.option("--stdin", "use_stdin", is_flag=True, help="Read the body from stdin."),
-        click.option("--body-file", help="Read the body from a regular, non-symlink file."),
+        click.option(
+            "--body-file",
+            help="Read the body from a regular, non-symlink file in this repository or your home.",
+        ),
         click.option("--kind", "kinds", multiple=True, help="Memory kind (default note)."),
         scope_option,
         click.option("--source-harness", help="Originating harness."),
@@ -194,9 +198,12 @@ def _write(command: str, options: dict[str, Any]) -> None:
     if options["use_stdin"]:
         body = safefs.read_bounded_stdin(MAX_BODY_BYTES)
     else:
-        body = safefs.read_regular_text_file(
-            os.path.abspath(options["body_file"]), MAX_BODY_BYTES, "--body-file"
-        )
+        from ecc.cli.body_file import check_body_file
+
+        path = os.path.abspath(options["body_file"])
+        check_body_file(path)
+        body = safefs.read_regular_text_file(path, MAX_BODY_BYTES, "--body-file")
+        check_body_file(path)  # still there: a directory swapped meanwhile cannot redirect it
     kind = "handoff"
     if command != "handoff":
         if len(options["kinds"]) > 1:

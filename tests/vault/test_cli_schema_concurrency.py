@@ -188,8 +188,9 @@ def test_refusals_write_nothing(
     )
 
 
-def test_invalid_utf8_and_symlinked_body_file(repo: Path, tmp_path: Path) -> None:
+def test_invalid_utf8_and_symlinked_body_file(repo: Path, isolated_env: Path) -> None:
     """8.2 #83: invalid UTF-8 body file fails; .ecc/memory never created. Symlinks refused."""
+    tmp_path = isolated_env  # --body-file reads only from the repository or the home
     bad = tmp_path / "bad.txt"
     bad.write_bytes(b"\xc3\x28")
     out = ecc(repo, "save", "--title", "x", "--body-file", str(bad))
