@@ -3,17 +3,23 @@
 Four components, added in this order (at most one tier each), as in the reference:
 
 1. base by tool kind: shell 0.20, write/multiedit 0.15, edit 0.10, anything else 0.05;
-2. file sensitivity: a secret or credential surface +0.25, else shared infrastructure +0.15;
+2. file sensitivity: a write to ecc's or a harness's hook configuration +0.55 (not in the
+   reference; see below), else a secret or credential surface +0.25, else shared
+   infrastructure +0.15;
 3. blast radius: shared state or history +0.35, else many files or directories +0.25;
 4. irreversibility: destructive +0.45, else difficult to undo +0.40.
 
 Unlike the reference it does not match raw substrings of a 220-character summary: shell commands
-are tokenised (``shlex``) and split into simple commands, flags are read as flags (``rm -r -f`` is
-``rm -rf``, ``--force-with-lease`` is not ``--force``), paths are matched by component and suffix
+are tokenised (POSIX ``shlex`` words, in linear time: :mod:`ecc_plugins.shellwords`) and split
+into simple commands, flags are read as flags (``rm -r -f`` is ``rm -rf``,
+``--force-with-lease`` is not ``--force``), paths are matched by component and suffix
 (``.keyboard`` is not ``.key``, ``/tmp/x`` is not ``/``) and words with boundaries (``author`` is
 not ``auth``, ``tokenizer`` is not ``token``). Paths come from the tool's parameters
 (``file_path``, ``command``...) when it has them; written file *content* is never scanned for
 commands. ``bash -c``/``sh -c`` strings and ``xargs`` commands are scored as the commands they run.
+
+A *write* to hook configuration (:mod:`ecc_plugins.guardfiles`, which says why +0.55) could
+switch ecc's check off for every later call: it lands at ``require_confirmation`` or above.
 """
 
 from __future__ import annotations
@@ -24,6 +30,7 @@ from typing import Any
 
 from ecc.contract.hookspecs import hookimpl
 from ecc.contract.types import RiskContribution, ToolCall
+from ecc_plugins import guardfiles, shellwords
 
 NAME = "heuristic"
 
@@ -55,6 +62,7 @@ _OTHER_BASE = 0.05
 
 # -- 2. sensitivity --------------------------------------------------------------------------
 
+GUARD_REASON = "writes ecc's or a harness's hook configuration"
 SECRET_REASON = "targets a sensitive file or credential surface"
 INFRA_REASON = "targets shared infrastructure or release-critical files"
 _SECRET_WORDS = frozenset(
@@ -136,6 +144,7 @@ _DESTRUCTIVE_PROGRAMS = frozenset({"shred", "truncate", "mkfs", "wipefs"})
 
 _PATH_KEYS = (
     "file_path",
+    "filePath",
     "file_paths",
     "path",
     "paths",
@@ -151,16 +160,22 @@ _PATH_KEYS = (
     "glob",
 )
 _COMMAND_KEYS = ("command", "cmd")
-_NOT_SCANNED = frozenset({"content", "new_string", "old_string", "edits", "description"})
+_NOT_SCANNED = frozenset(
+    {"content", "new_string", "old_string", "oldString", "newString", "edits", "description"}
+)
+_WRITE_KINDS = frozenset({"write", "multiedit", "edit"})
 _PATCH_FILE = re.compile(r"^\*\*\* (Add|Update|Delete) File: (.+)$", re.MULTILINE)
+_PATCH_MOVE = re.compile(r"^\*\*\* Move to: (.+)$", re.MULTILINE)
 _OPERATORS = frozenset(";&|()<>")
 _WRAPPERS = frozenset({"sudo", "env", "command", "nohup", "time", "nice", "exec", "doas"})
+_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=.*")
 
 
 class _Findings:
     """The strongest tier found for each component, with a detail for the reason."""
 
     def __init__(self) -> None:
+        self.guard: str | None = None
         self.secret: str | None = None
         self.infra: str | None = None
         self.shared: str | None = None
@@ -175,36 +190,45 @@ def _words(text: str) -> list[str]:
 
 
 def _tokens(command: str) -> list[str]:
-    lexer = shlex.shlex(command, posix=True, punctuation_chars=True)
-    lexer.whitespace_split = True
-    lexer.commenters = ""
     try:
-        return list(lexer)
+        return shellwords.split(command)  # shlex's words, in linear time
     except ValueError:  # unbalanced quotes: fall back to whitespace and operators
         return re.findall(r"[;&|()<>]+|[^\s;&|()<>]+", command)
 
 
-def _simple_commands(tokens: list[str]) -> list[list[str]]:
+def _simple_commands(tokens: list[str], written: list[str]) -> list[list[str]]:
+    """The argv of each simple command; output redirection targets go to ``written``."""
     commands: list[list[str]] = [[]]
-    redirect = False
+    redirect = output = False
     for token in tokens:
-        if token and set(token) <= _OPERATORS:
+        if token and token[0] in _OPERATORS and set(token) <= _OPERATORS:
             redirect = ">" in token or "<" in token
+            output = ">" in token
             if not redirect:
                 commands.append([])
             continue
         if redirect:  # the target of a redirection is not an argument
+            if output:
+                written.append(token)
             redirect = False
             continue
         commands[-1].append(token)
     return [command for command in commands if command]
 
 
+def _check_written(path: str, found: _Findings) -> None:
+    """A path the call writes, deletes or moves: is it hook configuration?"""
+    if found.guard is None:
+        what = guardfiles.describe(path)
+        if what is not None:
+            found.guard = f"{what}: {path}"
+
+
 def _strip_wrappers(words: list[str]) -> list[str]:
     index = 0
     while index < len(words):
         word = words[index]
-        if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*=.*", word) or word in _WRAPPERS:
+        if word in _WRAPPERS or _ASSIGNMENT.fullmatch(word):
             index += 1
             continue
         break
@@ -267,26 +291,8 @@ def _check_text(text: str, found: _Findings) -> None:
             found.hard = " ".join(sql.group(0).split())
 
 
-def _short_flags(words: list[str]) -> tuple[set[str], set[str], list[str]]:
-    """Split argv words into short-flag letters, long flags and operands (after ``--`` too)."""
-    letters: set[str] = set()
-    longs: set[str] = set()
-    operands: list[str] = []
-    end = False
-    for word in words:
-        if end or not word.startswith("-") or word == "-":
-            operands.append(word)
-        elif word == "--":
-            end = True
-        elif word.startswith("--"):
-            longs.add(word.split("=", 1)[0].lower())
-        else:
-            letters.update(word[1:])
-    return letters, longs, operands
-
-
 def _check_rm(args: list[str], found: _Findings) -> None:
-    letters, longs, operands = _short_flags(args)
+    letters, longs, operands = shellwords.flags(args)
     recursive = bool({"r", "R"} & letters) or "--recursive" in longs
     force = "f" in letters or "--force" in longs
     if recursive:
@@ -305,7 +311,7 @@ def _check_git(args: list[str], found: _Findings) -> None:
     if index >= len(args):
         return
     sub, rest = args[index], args[index + 1 :]
-    letters, longs, operands = _short_flags(rest)
+    letters, longs, operands = shellwords.flags(rest)
     if sub == "push":
         forced = (
             "f" in letters
@@ -343,21 +349,38 @@ def _check_git(args: list[str], found: _Findings) -> None:
         found.hard = found.hard or f"git {sub} ."
 
 
-def _check_command(command: str, found: _Findings, depth: int = 0) -> None:
+def _check_command(
+    command: str, found: _Findings, depth: int = 0, summary_of_a_write: bool = False
+) -> None:
+    """Score a command line; for a write tool's one-line summary every word may be the file
+    it writes. A check only fills a finding still empty, from its words alone, so a repeated
+    word or simple command can add nothing and is skipped (long generated commands)."""
     _check_text(command, found)
-    for simple in _simple_commands(_tokens(command)):
+    written: list[str] = []
+    seen_words: set[str] = set()
+    seen_commands: set[tuple[str, ...]] = set()
+    for simple in _simple_commands(_tokens(command), written):
+        if tuple(simple) in seen_commands:
+            continue
+        seen_commands.add(tuple(simple))
         words = _strip_wrappers(simple)
         if not words:
             continue
         for word in words:  # a lone word may be a path ("Cargo.toml" as a summary)
-            _check_path(word, found)
+            if word not in seen_words:
+                seen_words.add(word)
+                _check_path(word, found)
+                if summary_of_a_write:
+                    _check_written(word, found)
         _check_argv(words, found, depth)
+    for path in dict.fromkeys(written):
+        _check_written(path, found)
 
 
 def _check_argv(words: list[str], found: _Findings, depth: int) -> None:
     program = words[0].rsplit("/", 1)[-1].lower()
     args = words[1:]
-    letters, longs, operands = _short_flags(args)
+    letters, longs, operands = shellwords.flags(args)
     if program in {"bash", "sh", "zsh", "dash"} and "c" in letters and operands and depth < 3:
         _check_command(operands[0], found, depth + 1)
         return
@@ -368,6 +391,10 @@ def _check_argv(words: list[str], found: _Findings, depth: int) -> None:
         if inner:
             _check_argv(inner, found, depth + 1)
         return
+    for path in guardfiles.written_operands(program, letters, longs, operands):
+        _check_written(path, found)
+    if found.guard is None:
+        found.guard = guardfiles.ecc_command(words)
     if program == "find" and found.scope is None:
         found.scope = "find"
     if program != "rm" and found.scope is None:
@@ -394,9 +421,10 @@ def _strings(value: Any) -> list[str]:
 
 def _findings(call: ToolCall, kind: str) -> _Findings:
     found = _Findings()
+    writes = kind in _WRITE_KINDS
     if isinstance(call.input, str):
         # A one-line summary (the CLI, the reference's logs): read it as a command line.
-        _check_command(call.input, found)
+        _check_command(call.input, found, summary_of_a_write=writes)
         return found
     data = call.input
     for key in _COMMAND_KEYS:
@@ -409,12 +437,17 @@ def _findings(call: ToolCall, kind: str) -> _Findings:
         for path in _strings(data.get(key)):
             _check_path(path, found)
             _check_text(path, found)
+            if writes:
+                _check_written(path, found)
     patch = data.get("patch") or data.get("input") if kind == "edit" else None
     if isinstance(patch, str):
         for action, path in _PATCH_FILE.findall(patch):
             _check_path(path.strip(), found)
+            _check_written(path.strip(), found)
             if action == "Delete" and found.hard is None:
                 found.hard = f"deletes {path.strip()}"
+        for path in _PATCH_MOVE.findall(patch):
+            _check_written(path.strip(), found)
     for key, value in data.items():  # other short scalar parameters (queries, urls, names)
         if key in _NOT_SCANNED or key in _COMMAND_KEYS or key in _PATH_KEYS or key == "patch":
             continue
@@ -433,7 +466,9 @@ def score(call: ToolCall) -> list[RiskContribution]:
     base, base_reason = _BASE.get(kind, (_OTHER_BASE, ""))
     contributions = [RiskContribution(base, base_reason, NAME)]
     found = _findings(call, kind)
-    if found.secret is not None:
+    if found.guard is not None:
+        contributions.append(RiskContribution(0.55, f"{GUARD_REASON} ({found.guard})", NAME))
+    elif found.secret is not None:
         contributions.append(RiskContribution(0.25, f"{SECRET_REASON} ({found.secret})", NAME))
     elif found.infra is not None:
         contributions.append(RiskContribution(0.15, f"{INFRA_REASON} ({found.infra})", NAME))
