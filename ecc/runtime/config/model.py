@@ -86,6 +86,9 @@ class RiskSettings(_Strict):
     enforce: bool = False
     # What ``ecc hook`` answers when it fails internally: allow and log (False) or deny (True).
     fail_closed: bool = False
+    # A hook payload larger than this gets the fail decision above at once, without scoring, so
+    # the harness's hook timeout never decides (scoring is linear: about 1 s per MiB at most).
+    max_input_bytes: int = Field(default=1024 * 1024, gt=0)
     review: float = Field(default=0.35, ge=0, le=1)
     require_confirmation: float = Field(default=0.60, ge=0, le=1)
     block: float = Field(default=0.85, ge=0, le=1)
