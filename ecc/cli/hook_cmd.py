@@ -2,8 +2,10 @@
 
 Reads the harness's JSON payload on stdin and answers in that harness's protocol (exit code,
 stdout, stderr); see :mod:`ecc.observability.toolhook`. It never fails the harness: an internal
-error allows the call and is logged, unless ``risk.fail_closed = true``. The plain form is
-answered without click (:mod:`ecc.cli.fast.hook`), from the same option table.
+error or a payload over ``risk.max_input_bytes`` allows the call and is logged, unless
+``risk.fail_closed = true``; a config that does not load never weakens that
+(:mod:`ecc.observability.failsafe`). The plain form is answered without click
+(:mod:`ecc.cli.fast.hook`), from the same option table.
 """
 
 from __future__ import annotations

@@ -11,7 +11,10 @@ The adapter hooks go to the plugins that declare the harness only (``harness_hoo
 Then: parse (adapter) → score (scorers) → decide (``[risk]``) → record (session store, against
 ``ECC_SESSION_ID`` or unattached) → answer (adapter). Any internal error is appended to
 ``<state dir>/logs/hook.log`` (never the payload: it may hold secrets) and answered with
-``allow``, or ``deny`` when ``risk.fail_closed`` is true.
+``allow``, or ``deny`` when ``risk.fail_closed`` is true. A payload over
+``risk.max_input_bytes`` gets that same fail decision at once, unscored, so the harness's hook
+timeout never decides. When the config itself does not load, :mod:`ecc.observability.failsafe`
+reads the fail-closed setting on its own (a broken config never weakens a decision).
 """
 
 from __future__ import annotations
@@ -31,10 +34,15 @@ def load(cwd: Path | None = None, harness: str | None = None) -> tuple[Any, Any]
     ``harness``: its own adapter's) when the start-up index has them (``PluginSet.for_hooks``),
     else the process's set."""
     from ecc.runtime.config import view as fastconfig
-    from ecc.runtime.plugins.loader import PluginSet
 
     config = fastconfig.view(cwd)
-    return config, PluginSet.for_hooks(config, HOT_HOOKS, harness)
+    return config, plugins_for(config, harness)
+
+
+def plugins_for(config: Any, harness: str | None) -> Any:
+    from ecc.runtime.plugins.loader import PluginSet
+
+    return PluginSet.for_hooks(config, HOT_HOOKS, harness)
 
 
 # -- errors ---------------------------------------------------------------------------------
@@ -86,13 +94,20 @@ def _generic_response(decision: Any) -> Any:
 def run(harness: str, event: str, raw: bytes, cwd: Path | None = None) -> Any:
     """Handle one hook invocation; always returns a :class:`ecc.contract.types.HookResponse`."""
     from ecc.contract.types import HookDecision, HookEvent
+    from ecc.runtime.config import view as fastconfig
 
-    fail_closed = False
+    try:
+        config = fastconfig.view(cwd)
+    except Exception as exc:
+        return _without_config(harness, event, exc, cwd)
+    fail_closed = bool(config.risk.fail_closed)
     adapter = None
     try:
-        config, plugin_set = load(cwd, harness)
+        from ecc.observability import failsafe
+
+        failsafe.remember(config.risk, cwd)
+        plugin_set = plugins_for(config, harness)
         adapter = plugin_set.harness_hook(harness)
-        fail_closed = bool(config.risk.fail_closed)
         try:
             payload: Any = json.loads(raw.decode("utf-8")) if raw.strip() else {}
         except (ValueError, UnicodeDecodeError) as exc:
@@ -101,35 +116,95 @@ def run(harness: str, event: str, raw: bytes, cwd: Path | None = None) -> Any:
         if hook_event is None:
             raise LookupError(f"no installed adapter handles hook payloads of {harness!r}")
         decision = HookDecision(event=hook_event)
-        scored = hook_event.phase == "pre_tool" and hook_event.call is not None
-        if scored:
+        pre_tool = hook_event.phase == "pre_tool" and hook_event.call is not None
+        limit = config.risk.get("max_input_bytes")  # None only in a view cached by an older ecc
+        oversized = pre_tool and limit is not None and len(raw) > limit
+        if oversized:
+            decision = _unscored(hook_event, len(raw), limit, fail_closed)
+        elif pre_tool:
             decision = _score(hook_event, config, plugin_set)
         response = adapter.ecc_hook_response(harness=harness, decision=decision)
         if response is None:
             response = _generic_response(decision)
-        if scored:  # after the answer: an adapter without "ask" turns it into "deny"
-            _record(decision, config)
+        if pre_tool:  # after the answer: an adapter without "ask" turns it into "deny"
+            _record(decision, config, scored=not oversized)
         return response
     except Exception as exc:
         log_error("internal error", exc, harness)
-        verdict = "deny" if fail_closed else "allow"
         reason = (
             f"ecc hook failed ({type(exc).__name__}) and risk.fail_closed is set: "
             "tool call denied; see the ecc state dir logs/hook.log"
         )
-        decision = HookDecision(
-            event=HookEvent(harness=harness, event=event, phase="pre_tool"),
-            decision=verdict,
-            reason=reason if verdict == "deny" else "",
+        failed = HookEvent(harness=harness, event=event, phase="pre_tool")
+        return _answer(
+            adapter,
+            HookDecision(failed, "deny", reason=reason) if fail_closed else HookDecision(failed),
         )
-        if adapter is not None:
-            try:
-                response = adapter.ecc_hook_response(harness=harness, decision=decision)
-                if response is not None:
-                    return response
-            except Exception as again:
-                log_error("adapter could not answer", again, harness)
-        return _generic_response(decision)
+
+
+def _answer(adapter: Any, decision: Any) -> Any:
+    """The adapter's answer to ``decision`` when it can give one, else the generic one."""
+    harness = decision.event.harness
+    if adapter is not None:
+        try:
+            response = adapter.ecc_hook_response(harness=harness, decision=decision)
+            if response is not None:
+                return response
+        except Exception as again:
+            log_error("adapter could not answer", again, harness)
+    return _generic_response(decision)
+
+
+def _without_config(harness: str, event: str, error: BaseException, cwd: Path | None) -> Any:
+    """The answer when the config does not load: denied when the fail-closed setting, read on
+    its own, says so or cannot be known under enforcement (:mod:`ecc.observability.failsafe`)."""
+    from ecc.contract.types import HookDecision, HookEvent
+
+    deny, why = True, "its fail-closed setting could not be read"
+    problem = type(error).__name__
+    try:
+        from ecc.observability import failsafe
+
+        problem = failsafe.summary(error)
+        deny, why = failsafe.verdict(cwd)
+    except Exception as exc:  # unreadable even on its own: nothing says it was off
+        log_error("could not read the fail-closed setting", exc, harness)
+    log_error(f"config error: {problem}; {'denied' if deny else 'allowed'}: {why}", None, harness)
+    failed = HookEvent(harness=harness, event=event, phase="pre_tool")
+    if not deny:
+        return _answer(_default_adapter(harness), HookDecision(failed))
+    reason = f"ecc: tool call denied: the ecc config does not load ({problem}) and {why}"
+    return _answer(_default_adapter(harness), HookDecision(failed, "deny", reason=reason))
+
+
+def _default_adapter(harness: str) -> Any:
+    """The harness's adapter loaded under the default config, or None: so a broken config is
+    still answered in the harness's own protocol."""
+    try:
+        from ecc.runtime.config import model
+        from ecc.runtime.config.view import ConfigView
+
+        defaults = ConfigView(model.Config().model_dump(mode="json"))
+        return plugins_for(defaults, harness).harness_hook(harness)
+    except Exception as exc:
+        log_error("no adapter without a config", exc, harness)
+        return None
+
+
+def _unscored(hook_event: Any, size: int, limit: int, fail_closed: bool) -> Any:
+    """The fail decision for a call too large to score in the harness's time."""
+    from ecc.contract.types import HookDecision
+
+    why = (
+        f"ecc: {hook_event.call.tool} call not scored: its hook input is {size} bytes, over "
+        f"risk.max_input_bytes ({limit})"
+    )
+    verdict = "denied because risk.fail_closed is set" if fail_closed else "allowed unscored"
+    log_error(f"{why.removeprefix('ecc: ')}; {verdict}", harness=hook_event.harness)
+    reason = f"{why}; {verdict}"
+    if fail_closed:
+        return HookDecision(hook_event, "deny", reason=reason, reasons=[reason])
+    return HookDecision(hook_event, "allow", reasons=[reason])
 
 
 def _score(hook_event: Any, config: Any, plugin_set: Any) -> Any:
@@ -161,8 +236,9 @@ def _score(hook_event: Any, config: Any, plugin_set: Any) -> Any:
     return decision
 
 
-def _record(decision: Any, config: Any) -> None:
-    """Store the call with its score and the decision the harness was given; never raises."""
+def _record(decision: Any, config: Any, scored: bool = True) -> None:
+    """Store the call with its score (None: not scored) and the decision the harness was
+    given; never raises."""
     call = decision.event.call
     try:
         from ecc.store.open import open_store
@@ -174,8 +250,8 @@ def _record(decision: Any, config: Any) -> None:
                 harness=decision.event.harness,
                 tool=call.tool,
                 input=call.input,
-                score=decision.score,
-                action=decision.action,
+                score=decision.score if scored else None,
+                action=decision.action if scored else None,
                 reasons=decision.reasons,
                 decision=decision.decision,
             )
