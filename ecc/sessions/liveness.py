@@ -16,6 +16,7 @@ from __future__ import annotations
 import logging
 import os
 import signal
+import time
 from typing import TYPE_CHECKING, Any
 
 from ecc.sessions import procs
@@ -29,6 +30,8 @@ if TYPE_CHECKING:
     from ecc.store.models import Session
 
 log = logging.getLogger("ecc.sessions")
+
+REAP_TRIES = 50  # x 10 ms: how long a dead runner of ours may take to become reapable
 
 
 def refresh_liveness(
@@ -114,11 +117,17 @@ def _death_signal(pid: int | None, token: str | None) -> int | None:
     of an ``ecc run``, or of the server or dashboard that started it); else None (unknown)."""
     if not pid or token is None or procs.token(pid) != token:  # reaped already, or reused
         return None
-    try:
-        got, status = os.waitpid(pid, os.WNOHANG)
-    except OSError:  # not our child
-        return None
-    return os.WTERMSIG(status) if got == pid and os.WIFSIGNALED(status) else None
+    for _ in range(REAP_TRIES):
+        try:
+            got, status = os.waitpid(pid, os.WNOHANG)
+        except OSError:  # not our child
+            return None
+        if got == pid:
+            return os.WTERMSIG(status) if os.WIFSIGNALED(status) else None
+        # A killed process with threads shows as a zombie before its last thread has gone,
+        # and cannot be reaped until then: a few milliseconds.
+        time.sleep(0.01)
+    return None
 
 
 def _end_leftovers(session: Session) -> str:
