@@ -11,6 +11,7 @@ import pytest
 from ecc.contract.errors import ConfigError
 from ecc.runtime import paths
 from ecc.runtime.config import model as config
+from ecc.runtime.config import trust
 from tests.conftest import run_ecc
 
 
@@ -27,11 +28,12 @@ def test_layers_merge_tables_and_replace_lists(git_repo: Path, monkeypatch, tmp_
         '[risk]\nreview = 0.2\ndisabled_scorers = ["a", "b"]\n'
         '[agent_profiles.base]\nmodel = "sonnet"\nallowed_tools = ["Read"]\n',
     )
-    write(
+    project = write(
         git_repo / ".ecc" / "config.toml",
         'max_parallel_worktrees = 2\n[risk]\ndisabled_scorers = ["c"]\n'
         '[agent_profiles.base]\npermission_mode = "plan"\n',
     )
+    trust.record(project)  # approved: its looser disabled_scorers applies too
     explicit = write(tmp_path / "explicit.toml", "[risk]\nblock = 0.9\n")
     env = {"ECC_CONFIG": str(explicit), "ECC__RISK__ENFORCE": "true", "ECC__TOKEN_BUDGET": "1000"}
     loaded = config.load(cwd=git_repo, environ=env, overrides=["worktree_branch_prefix=agents"])

@@ -7,6 +7,13 @@ key; every other value, lists included, replaces the earlier one whole.
 
 Every leaf value remembers the layer it came from, so ``ecc config show --origin`` and validation
 errors can name the file and key at fault.
+
+The project file comes with the repository, so it is trusted only as far as
+:mod:`ecc.runtime.config.guarded` allows: until the user approves its content (``ecc trust``,
+:mod:`ecc.runtime.config.trust`), its keys that run programs, loosen enforcement or redirect
+output are dropped before the merge unless they tighten what the lower layers give, and
+:attr:`LoadedConfig.ignored` says which and why. Values are validated with every layer first,
+so a bad value is reported wherever it is.
 """
 
 from __future__ import annotations
@@ -22,6 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from ecc.contract.errors import ConfigError
 from ecc.runtime import paths
+from ecc.runtime.config import guarded, trust
 from ecc.runtime.config import overrides as cli_overrides
 
 ENV_PREFIX = "ECC__"
@@ -179,6 +187,10 @@ class Config(_Strict):
     session_timeout_secs: int = Field(default=3600, gt=0)
     auto_terminate_stale_sessions: bool = False
     stop_grace_secs: float = Field(default=5.0, ge=0)
+    # How long a runner retries a failing store write (locked, disk full) before it fails the
+    # session, and how far the store may fall behind a harness's output before it is paused.
+    store_retry_secs: float = Field(default=60.0, gt=0)
+    output_backlog_bytes: int = Field(default=1024 * 1024, ge=64 * 1024)
 
     cost_budget_usd: float = Field(default=0.0, ge=0)
     token_budget: int = Field(default=0, ge=0)
@@ -215,6 +227,19 @@ class Layer:
     name: str  # default | user | project | ECC_CONFIG | env | flag
     source: str  # a path, a variable name or "command line"
     data: dict[str, Any]
+    trusted: bool = True  # False: a project file whose content the user has not approved
+
+
+@dataclass(frozen=True)
+class IgnoredKey:
+    """A key of an untrusted project file that was not applied, and why."""
+
+    key: str
+    reason: str
+    source: str
+
+    def as_dict(self) -> dict[str, str]:
+        return {"key": self.key, "reason": self.reason, "source": self.source}
 
 
 @dataclass
@@ -222,6 +247,7 @@ class LoadedConfig:
     config: Config
     layers: list[Layer]
     origins: dict[tuple[str, ...], str] = field(default_factory=dict)
+    ignored: list[IgnoredKey] = field(default_factory=list)
 
     def origin_of(self, key: str) -> str:
         path = tuple(key.split("."))
@@ -233,10 +259,17 @@ class LoadedConfig:
 
 
 def read_toml_file(path: Path) -> dict[str, Any]:
+    return parse_toml(read_config_bytes(path), path)
+
+
+def read_config_bytes(path: Path) -> bytes:
     try:
-        raw = path.read_bytes()
+        return path.read_bytes()
     except OSError as exc:
         raise ConfigError(f"cannot read config file {path}: {exc.strerror or exc}") from exc
+
+
+def parse_toml(raw: bytes, path: Path) -> dict[str, Any]:
     try:
         return tomllib.loads(raw.decode("utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
@@ -289,6 +322,8 @@ def file_layers(cwd: Path | None = None, environ: Mapping[str, str] | None = Non
     environ = os.environ if environ is None else environ
     layers: list[Layer] = []
     seen: set[Path] = set()
+    explicit = environ.get("ECC_CONFIG")
+    named = Path(explicit).expanduser().resolve() if explicit else None
 
     def add(name: str, path: Path | None, required: bool = False) -> None:
         if path is None:
@@ -301,11 +336,15 @@ def file_layers(cwd: Path | None = None, environ: Mapping[str, str] | None = Non
                 raise ConfigError(f"config file {path} (from ECC_CONFIG) does not exist")
             return
         seen.add(resolved)
-        layers.append(Layer(name, str(resolved), read_toml_file(resolved)))
+        raw = read_config_bytes(resolved)
+        data = parse_toml(raw, resolved)
+        # the project file is the repository's: trusted once its content is approved, or when
+        # the user names it through ECC_CONFIG
+        trusted = name != "project" or resolved == named or trust.is_trusted(resolved, raw)
+        layers.append(Layer(name, str(resolved), data, trusted))
 
     add("user", paths.user_config_file())
     add("project", paths.project_config_file(cwd))
-    explicit = environ.get("ECC_CONFIG")
     if explicit:
         add("ECC_CONFIG", Path(explicit), required=True)
     return layers
@@ -318,13 +357,19 @@ def merge_into(
     origins: dict[tuple[str, ...], str],
     prefix: tuple[str, ...] = (),
 ) -> None:
-    """Deep-merge ``overlay`` into ``target``: tables merge, everything else replaces."""
+    """Deep-merge ``overlay`` into ``target``: tables merge, everything else replaces.
+
+    An empty table merges too: it creates the table when there is none (a runner or profile
+    with its defaults) and never empties the one a lower layer gave.
+    """
     for key, value in overlay.items():
         path = (*prefix, key)
-        if isinstance(value, dict) and value:
+        if isinstance(value, dict):
             if not isinstance(target.get(key), dict):
                 target[key] = {}
                 _forget(origins, path)
+                if not value:
+                    origins[path] = origin
             merge_into(target[key], value, origin, origins, path)
         else:
             target[key] = _copy(value)
@@ -349,16 +394,46 @@ def _describe(layer: Layer) -> str:
     return f"{layer.name}:{layer.source}"
 
 
-def build(layers: list[Layer]) -> LoadedConfig:
+def _validate(layers: list[Layer]) -> tuple[Config, dict[tuple[str, ...], str]]:
     merged: dict[str, Any] = {}
     origins: dict[tuple[str, ...], str] = {}
     for layer in layers:
         merge_into(merged, layer.data, _describe(layer), origins)
     try:
-        config = Config.model_validate(merged)
+        return Config.model_validate(merged), origins
     except ValidationError as exc:
         raise ConfigError(_explain(exc, origins)) from None
-    return LoadedConfig(config, layers, origins)
+
+
+def build(layers: list[Layer]) -> LoadedConfig:
+    """Merge and validate ``layers``; an untrusted layer's guarded keys are dropped first."""
+    config, origins = _validate(layers)  # every value is checked, applied or not
+    filtered = list(layers)
+    ignored: list[IgnoredKey] = []
+    effective: dict[str, Any] | None = None
+    for index, layer in enumerate(layers):
+        if layer.trusted or not guarded.guarded_leaves(layer.data):
+            continue
+        if effective is None:
+            effective = config.model_dump(mode="json")
+        try:
+            lower: dict[str, Any] | None = _validate(filtered[:index])[0].model_dump(mode="json")
+        except ConfigError:
+            lower = None  # the layers below do not stand alone: nothing guarded applies
+        described = _describe(layer)
+
+        def from_layer(path: tuple[str, ...], described: str = described) -> bool:
+            return origins.get(path) == described
+
+        kept, dropped = guarded.split(
+            layer.data, effective=effective, lower=lower, from_layer=from_layer
+        )
+        if dropped:
+            filtered[index] = Layer(layer.name, layer.source, kept, trusted=False)
+            ignored += [IgnoredKey(".".join(path), why, layer.source) for path, why in dropped]
+    if ignored:
+        config, origins = _validate(filtered)
+    return LoadedConfig(config, layers, origins, ignored)
 
 
 def _explain(exc: ValidationError, origins: dict[tuple[str, ...], str]) -> str:

@@ -4,8 +4,9 @@
 recall; both must answer in tens of milliseconds, while importing pydantic and building the
 models of ``ecc.runtime.config.model`` costs over 100 ms. This module keeps the *validated*
 effective configuration as JSON in the start-up cache (:mod:`ecc.runtime.startcache`), keyed by
-what it was built from (the layer files' identity, the ``ECC__*`` variables and the ``-c``
-overrides). A hit returns a read-only attribute view of that JSON; a miss (or any doubt) goes
+what it was built from (the layer files' identity, the project file's content digest and the
+trust store's, which decide what of the project file applies, the ``ECC__*`` variables and the
+``-c`` overrides). A hit returns a read-only attribute view of that JSON; a miss (or any doubt) goes
 through the full pydantic load and refreshes the cache. Deleting the cache changes nothing but
 speed. The view is the one configuration type the runtime passes around: to every hook, every
 executor and the session runner, whichever executor placed it.
@@ -21,6 +22,7 @@ from pathlib import Path
 from ecc import __version__
 from ecc.runtime import paths, startcache
 from ecc.runtime.config import overrides as cli_overrides
+from ecc.runtime.config import trust
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing on the hot path
 if TYPE_CHECKING:
@@ -84,7 +86,9 @@ def _inputs(cwd: Path | None, overrides: tuple[str, ...]) -> tuple[str, list[Any
         [__version__, str(paths.user_config_file()), str(project), explicit, env, overrides]
     )
     files = [paths.user_config_file(), project, Path(explicit) if explicit else None]
-    return identity, [_stat_key(p) for p in files]
+    # trust is per content: the digest, not a stat a writer can restore, decides
+    trusted = [trust.file_digest(project), _stat_key(trust.store_path())]
+    return identity, [*(_stat_key(p) for p in files), *trusted]
 
 
 def view(cwd: Path | None = None) -> ConfigView:
@@ -97,10 +101,33 @@ def view(cwd: Path | None = None) -> ConfigView:
     identity, fingerprint = _inputs(cwd, overrides)
     cached = startcache.read("config", identity)
     if cached is not None and cached.get("fingerprint") == fingerprint:
+        _ignored[identity] = (fingerprint, cached.get("ignored") or [])
         return ConfigView(cached["config"])
     from ecc.runtime.config import model as full
 
     loaded = full.current() if cwd is None else full.load(cwd=cwd, overrides=overrides)
     data = loaded.config.model_dump(mode="json")
-    startcache.write("config", identity, {"fingerprint": fingerprint, "config": data})
+    ignored = [item.as_dict() for item in loaded.ignored]
+    startcache.write(
+        "config", identity, {"fingerprint": fingerprint, "config": data, "ignored": ignored}
+    )
+    _ignored[identity] = (fingerprint, ignored)
     return ConfigView(data)
+
+
+# identity -> (fingerprint, the untrusted project keys left out), as the last view() found them
+_ignored: dict[str, tuple[list[Any], list[dict[str, str]]]] = {}
+
+
+def ignored_notice(cwd: Path | None = None) -> str | None:
+    """The warning line naming the project keys the effective configuration left out (the file
+    is untrusted), or None; what :func:`view` found, so a warm ``ecc run -d`` stays fast."""
+    identity, fingerprint = _inputs(cwd, cli_overrides.pairs())
+    known = _ignored.get(identity)
+    if known is None or known[0] != fingerprint:
+        view(cwd)
+        known = _ignored[identity]
+    ignored = known[1]
+    if not ignored:
+        return None
+    return trust.notice(ignored[0]["source"], [item["key"] for item in ignored])
