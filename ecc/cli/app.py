@@ -19,6 +19,7 @@ from ecc.contract.errors import EccError
 # name -> (module, attribute, one-line help shown without importing the module; "" hides it)
 COMMANDS: dict[str, tuple[str, str, str]] = {
     "config": ("ecc.cli.config_cmd", "config_group", "Show, get and set configuration."),
+    "trust": ("ecc.cli.trust_cmd", "trust_command", "Approve a repository's .ecc/config.toml."),
     "plugins": ("ecc.cli.plugins_cmd", "plugins_command", "List installed plugins."),
     "doctor": ("ecc.cli.doctor_cmd", "doctor_command", "Check the environment ecc runs in."),
     "completion": ("ecc.cli.completion_cmd", "completion_command", "Print shell completion."),

@@ -6,6 +6,10 @@ import click
 
 from ecc.cli.output import emit_json, json_option, say
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from ecc.runtime.config.model import LoadedConfig
+
 
 def _flatten(node: object, prefix: str = "") -> list[tuple[str, object]]:
     if isinstance(node, dict) and node:
@@ -18,7 +22,11 @@ def _flatten(node: object, prefix: str = "") -> list[tuple[str, object]]:
 
 @click.group("config")
 def config_group() -> None:
-    """Show, get and set configuration (defaults < user < project < ECC_CONFIG < env < -c)."""
+    """Show, get and set configuration (defaults < user < project < ECC_CONFIG < env < -c).
+
+    A repository's own .ecc/config.toml applies its keys that run programs, loosen enforcement
+    or redirect output only after `ecc trust`; `config show --origin` lists what it left out.
+    """
 
 
 @config_group.command("show")
@@ -36,13 +44,28 @@ def show(as_json: bool, origin: bool) -> None:
         payload: dict[str, object] = {"config": data}
         if origin:
             payload["origins"] = {key: loaded.origin_of(key) for key, _ in _flatten(data)}
+            payload["ignored"] = [item.as_dict() for item in loaded.ignored]
         emit_json(payload)
         return
     if origin:
         for key, value in _flatten(data):
             say(f"{key} = {value!r}  # {loaded.origin_of(key)}")
+        for item in loaded.ignored:
+            say(f"# ignored {item.key} from untrusted {item.source}: {item.reason}")
+        if loaded.ignored:
+            say("# review that file, then `ecc trust` applies it (a change needs trust again)")
         return
+    _warn_ignored(loaded)
     say(tomli_w.dumps(data).rstrip("\n"))
+
+
+def _warn_ignored(loaded: LoadedConfig) -> None:
+    """One line on stderr when an untrusted project file had keys that were not applied."""
+    from ecc.runtime.config import trust
+
+    if loaded.ignored:
+        keys = [item.key for item in loaded.ignored]
+        say(trust.notice(loaded.ignored[0].source, keys), err=True)
 
 
 @config_group.command("get")
@@ -52,6 +75,7 @@ def get(key: str, as_json: bool) -> None:
     """Print the effective value of KEY (dotted, e.g. risk.block)."""
     from ecc.runtime.config import model as config
 
+    _warn_ignored(config.current())
     value = config.lookup(config.get_config(), key)
     if as_json or isinstance(value, dict | list):
         emit_json(value)
@@ -74,6 +98,10 @@ def set_(key: str, value: str, scope: str | None) -> None:
         raise click.UsageError("say which file to write: --user or --project")
     path = config.set_value(key, value, scope)  # type: ignore[arg-type]
     say(f"Set {key} in {path}")
+    if scope == "project":
+        ignored = [item for item in config.current().ignored if item.key == key]
+        if ignored:
+            say(f"Note: {key} {ignored[0].reason}: it applies after `ecc trust`", err=True)
 
 
 @config_group.command("path")

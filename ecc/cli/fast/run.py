@@ -40,6 +40,11 @@ def start_session(
     from ecc.store.open import open_store
 
     config = fastconfig.view()  # validated, cached: ``ecc run -d`` imports no pydantic
+    notice = fastconfig.ignored_notice(cwd)  # the runner reads the config of the session's dir
+    if notice:
+        from ecc.runtime.terminal import sanitize
+
+        sys.stderr.write(sanitize(notice) + "\n")
     store = open_store(config=config)
     request = manager.Request(
         task=task,
