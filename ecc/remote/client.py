@@ -364,6 +364,11 @@ def logs_remote(
     if tail is not None:
         page = client.output(ref, tail=tail, stream=stream)
         session_id, rows = page["session_id"], page["lines"]
+        while page.get("truncated") and len(rows) < tail:  # cut at the server's size cap
+            page = client.output(
+                ref, after=page["next_after"], stream=stream, limit=tail - len(rows)
+            )
+            rows.extend(page["lines"])
         if tail == 0 and follow:
             last = (client.output(ref, tail=1, stream=stream)["lines"] or [{"seq": 0}])[-1]["seq"]
     elif not follow:

@@ -169,6 +169,9 @@ class OutputPage(BaseModel):
     finished: bool = Field(description="The session is over and every line is in the store.")
     lines: list[OutputLine]
     next_after: int = Field(description="Pass as ?after= to get the lines that follow.")
+    truncated: bool = Field(
+        description="The page ended early at remote.max_response_bytes; more lines follow."
+    )
 
 
 class Health(BaseModel):

@@ -25,6 +25,7 @@ class Settings:
     rate_limit_per_minute: int
     read_timeout_secs: float
     allowed_roots: list[Path] = field(default_factory=list)
+    max_response_bytes: int = 4 * 1024 * 1024
 
     @classmethod
     def from_config(cls, config: Config, tokens: TokenSet) -> Settings:
@@ -43,4 +44,5 @@ class Settings:
             rate_limit_per_minute=remote.rate_limit_per_minute,
             read_timeout_secs=remote.read_timeout_secs,
             allowed_roots=roots,
+            max_response_bytes=remote.max_response_bytes,
         )

@@ -80,6 +80,18 @@ class Records:
         params.append(count)
         return list(reversed(self._rows(sql, params)))
 
+    def nth_last_seq(self, session_id: str, count: int, stream: str | None = None) -> int | None:
+        """The seq of the ``count``-th last line (None if fewer): where a tail starts, unread."""
+        sql = "SELECT seq FROM output WHERE session_id = ?"
+        params: list[Any] = [session_id]
+        if stream:
+            sql += " AND stream = ?"
+            params.append(stream)
+        sql += " ORDER BY seq DESC LIMIT 1 OFFSET ?"
+        params.append(max(0, count - 1))
+        row = self._one(sql, params)
+        return int(row["seq"]) if row else None
+
     def count_output(self, session_id: str) -> int:
         row = self._one("SELECT COUNT(*) AS n FROM output WHERE session_id = ?", (session_id,))
         return int(row["n"]) if row else 0

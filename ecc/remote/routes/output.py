@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 from fastapi import APIRouter, Header, Query
 from fastapi.responses import StreamingResponse
 
-from ecc.remote import schemas
+from ecc.remote import pages, schemas
 from ecc.remote.errors import COMMON, ApiError, responses
 from ecc.remote.routes.common import BEARER, SessionId, find_session
 
@@ -38,27 +38,30 @@ def router(settings: Settings, pool: StorePool) -> APIRouter:
         limit: Annotated[int, Query(ge=1, le=5000)] = 1000,
         tail: Annotated[int | None, Query(ge=0, le=5000, description="Only the last N.")] = None,
         stream: Annotated[schemas.Stream | None, Query()] = None,
-    ) -> schemas.OutputPage:
-        """Captured output lines (a page; see ``/stream`` to follow live output)."""
-        from ecc.store.models import TERMINAL
+    ) -> Any:
+        """Captured output lines (a page; see ``/stream`` to follow live output).
 
+        The body is at most ``remote.max_response_bytes`` (one line always fits): a page cut
+        short says ``truncated``; continue with ``?after=next_after``.
+        """
         store = pool.get()
         session = find_session(store, session_id)
-        if tail is not None:
-            rows = store.tail_output(session.id, tail, stream) if tail else []
-        else:
-            rows = store.read_output(session.id, after_seq=after, stream=stream, limit=limit)
-        last = rows[-1]["seq"] if rows else after
-        finished = session.state in TERMINAL and (
-            tail is not None or not store.read_output(session.id, after_seq=last, limit=1)
+        if tail is not None:  # the page that starts at the tail-th last line
+            if tail:
+                start = store.nth_last_seq(session.id, tail, stream)
+                after = start - 1 if start is not None else 0
+            else:
+                after = store.nth_last_seq(session.id, 1, stream) or 0
+            limit = tail
+        body = pages.output_page(
+            pool.get,
+            session,
+            after=after,
+            limit=limit,
+            stream=stream,
+            max_bytes=settings.max_response_bytes,
         )
-        return schemas.OutputPage(
-            session_id=session.id,
-            state=session.state.value,
-            finished=finished,
-            lines=[schemas.OutputLine(**row) for row in rows],
-            next_after=last,
-        )
+        return StreamingResponse(body, media_type="application/json")
 
     @routes.get(
         "/v1/sessions/{session_id}/stream",
@@ -107,28 +110,30 @@ async def _events(
 
     from ecc.store.models import TERMINAL
 
-    def read(last: int) -> tuple[list[dict[str, Any]], Any]:
+    def read(last: int, want: int) -> tuple[list[dict[str, Any]], Any]:
         store = pool.get()
         current = store.get_session(session_id)
-        rows = store.read_output(session_id, after_seq=last, stream=stream, limit=1000)
+        rows = store.read_output(session_id, after_seq=last, stream=stream, limit=want)
         return rows, current
 
     last = after
     idle = 0.0
+    want = pages.MIN_BATCH_ROWS  # rows per read, for about pages.BATCH_BYTES of lines
     yield b": ecc stream\n\n"
     while True:
-        rows, current = await anyio.to_thread.run_sync(read, last)
+        rows, current = await anyio.to_thread.run_sync(read, last, want)
         if rows:
             idle = 0.0
+            want = pages.next_batch_rows(rows)
             frames = []
             for row in rows:
                 last = row["seq"]
-                data = json.dumps(row, ensure_ascii=False, separators=(",", ":"))
-                frames.append(f"id: {last}\nevent: line\ndata: {data}\n\n")
-            yield "".join(frames).encode("utf-8")
+                frames.append(b"id: %d\nevent: line\ndata: %s\n\n" % (last, pages.encode(row)))
+            del rows
+            yield b"".join(frames)
             continue
         if current is None or current.state in TERMINAL:
-            rows, current = await anyio.to_thread.run_sync(read, last)
+            rows, current = await anyio.to_thread.run_sync(read, last, want)
             if rows:
                 continue  # lines written just before the final state
             final = (

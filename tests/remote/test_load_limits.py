@@ -1,0 +1,115 @@
+"""The server under load: large output pages.
+
+The tests run a real ``ecc remote serve`` and put data straight into its SQLite store (the
+store API, so the test stays fast).
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import uuid
+from pathlib import Path
+
+from ecc.store.models import State
+from ecc.store.open import open_store
+from tests.conftest import run_ecc
+from tests.remote.conftest import Server, read_sse
+
+LINE_BYTES = 64 * 1024
+DEFAULT_RESPONSE_CAP = 4 * 1024 * 1024
+
+
+def _store(server: Server):
+    assert server.call("GET", "/v1/sessions").status == 200  # the server created the store
+    return open_store(server.base / "home/.local/state/ecc/ecc.db")
+
+
+def _session(store, server: Server, state: State = State.COMPLETED, **fields) -> str:
+    session_id = uuid.uuid4().hex[:12]
+    store.insert_session(
+        session_id,
+        task="print a lot",
+        harness="shell",
+        state=state,
+        reason="",
+        project_dir=str(server.root),
+        working_dir=str(server.root),
+        **fields,
+    )
+    return session_id
+
+
+def _fill(store, session_id: str, count: int, size: int) -> None:
+    """``count`` lines of ``size`` bytes; each begins with its number, to check the order."""
+    batch = []
+    for seq in range(1, count + 1):
+        head = f"{seq:06d} "
+        batch.append((seq, "stdout", "2025-01-01T00:00:00Z", head + "x" * (size - len(head))))
+        if len(batch) == 100:
+            store.append_output(session_id, batch)
+            batch = []
+    store.append_output(session_id, batch)
+
+
+def _auth(server: Server) -> dict[str, str]:
+    return {"Authorization": f"Bearer {server.token}"}
+
+
+def _peak_rss_kib(pid: int) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1])
+    raise AssertionError("no VmHWM in /proc status")
+
+
+def test_a_huge_output_page_is_capped_and_the_server_memory_stays_bounded(start_server) -> None:
+    server: Server = start_server()
+    with _store(server) as store:
+        session_id = _session(store, server)
+        _fill(store, session_id, 800, LINE_BYTES)  # 52 MB of output
+    path = f"/v1/sessions/{session_id}/output"
+    assert server.call("GET", path + "?limit=2").status == 200  # warm up the code path
+    before = _peak_rss_kib(server.proc.pid)
+
+    reply = server.call("GET", path + "?limit=5000")
+
+    grown_mib = (_peak_rss_kib(server.proc.pid) - before) / 1024
+    assert reply.status == 200
+    assert grown_mib < 32, f"the server's peak memory grew by {grown_mib:.0f} MiB"
+    assert len(reply.raw) <= DEFAULT_RESPONSE_CAP + 2 * LINE_BYTES, len(reply.raw)
+    page = reply.body
+    assert page["truncated"] is True and page["finished"] is False
+    assert [line["seq"] for line in page["lines"]] == list(range(1, len(page["lines"]) + 1))
+    assert page["next_after"] == page["lines"][-1]["seq"]
+
+    # following the stream reads the same lines in batches of bounded size too
+    before = _peak_rss_kib(server.proc.pid)
+    conn = http.client.HTTPConnection(server.host, server.port, timeout=60)
+    conn.request("GET", f"/v1/sessions/{session_id}/stream", headers=_auth(server))
+    events = [event for event, _, _ in read_sse(conn.getresponse())]
+    conn.close()
+    grown_mib = (_peak_rss_kib(server.proc.pid) - before) / 1024
+    assert events == ["line"] * 800 + ["end"]
+    assert grown_mib < 32, f"streaming grew the server's peak memory by {grown_mib:.0f} MiB"
+
+
+def test_the_client_fetches_every_line_across_capped_pages(start_server, isolated_env) -> None:
+    server: Server = start_server(remote={"max_response_bytes": 256 * 1024})
+    with _store(server) as store:
+        session_id = _session(store, server)
+        _fill(store, session_id, 60, 20_000)  # 1.2 MB: five pages or more
+    reply = server.call("GET", f"/v1/sessions/{session_id}/output?limit=5000")
+    assert reply.body["truncated"] is True
+    assert len(reply.raw) <= 256 * 1024 + 20_100
+    add = run_ecc("remote", "add", "lo", server.url, "--token-file", str(server.token_file))
+    assert add.returncode == 0, add.stderr
+
+    logs = run_ecc("logs", "--remote", "lo", session_id, "--json")
+    assert logs.returncode == 0, logs.stderr
+    seqs = [row["seq"] for row in json.loads(logs.stdout)]
+    assert seqs == list(range(1, 61))
+
+    tail = run_ecc("logs", "--remote", "lo", session_id, "--tail", "40")
+    assert tail.returncode == 0, tail.stderr
+    assert [line[:6] for line in tail.stdout.splitlines()] == [f"{n:06d}" for n in range(21, 61)]
