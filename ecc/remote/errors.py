@@ -15,7 +15,7 @@ from ecc.remote import schemas
 log = logging.getLogger("ecc.remote")
 
 # The statuses most routes may answer (the guard's and validation's).
-COMMON = (400, 401, 408, 413, 422, 429, 431)
+COMMON = (400, 401, 408, 413, 422, 429, 431, 503)
 
 _DESCRIPTIONS = {
     400: "Malformed request (e.g. invalid JSON) or ambiguous session id.",
@@ -28,7 +28,8 @@ _DESCRIPTIONS = {
     422: "A field failed validation (unknown harness or profile included).",
     429: "Rate limit reached; see Retry-After.",
     431: "Request headers too large.",
-    503: "The session was recorded but its runner could not be started.",
+    503: "Too many requests in progress (busy; see Retry-After), or the session was recorded "
+    "but its runner could not be started (not_started).",
 }
 
 

@@ -1,9 +1,11 @@
 """The guard in front of every route (plain ASGI, before any routing or body parsing).
 
-In order: a cap on the headers' size (431), the bearer-token check in constant time (401), a
-token bucket per token and one per peer address for failed attempts (429), then the request body
-read under a size cap (413, checked on ``Content-Length`` before a byte is read and again while
-reading) and a deadline (408). Only ``/v1/health`` and ``/openapi.json`` pass without a token.
+In order: a cap on the requests in progress (503 ``busy``; ``/v1/health`` is never refused nor
+counted, it needs no worker thread), a cap on the headers' size (431), the bearer-token check in
+constant time (401), a token bucket per token and one per peer address for failed attempts
+(429), then the request body read under a size cap (413, checked on ``Content-Length`` before a
+byte is read and again while reading) and a deadline (408). Only ``/v1/health`` and
+``/openapi.json`` pass without a token.
 """
 
 from __future__ import annotations
@@ -21,7 +23,8 @@ from ecc.remote.tokens import parse_authorization
 if TYPE_CHECKING:
     from ecc.remote.settings import Settings
 
-PUBLIC_PATHS = frozenset({"/v1/health", "/openapi.json"})
+HEALTH_PATH = "/v1/health"
+PUBLIC_PATHS = frozenset({HEALTH_PATH, "/openapi.json"})
 BODY_METHODS = frozenset({"POST", "PUT", "PATCH"})
 MAX_HEADER_BYTES = 16 * 1024  # all header names and values together
 
@@ -64,11 +67,31 @@ class Guard:
         self.settings = settings
         self.token_limiter = RateLimiter(settings.rate_limit_per_minute)
         self.failure_limiter = RateLimiter(settings.rate_limit_per_minute)
+        self.in_progress = 0  # requests being answered, health aside
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+        if scope["path"] == HEALTH_PATH:
+            await self._guarded(scope, receive, send)
+            return
+        if self.in_progress >= self.settings.max_requests:
+            busy = error_response(
+                503,
+                "busy",
+                f"the server is answering {self.in_progress} requests already; retry shortly",
+                {"Retry-After": "1"},
+            )
+            await busy(scope, receive, send)
+            return
+        self.in_progress += 1
+        try:
+            await self._guarded(scope, receive, send)
+        finally:
+            self.in_progress -= 1
+
+    async def _guarded(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         headers: dict[bytes, bytes] = {}
         size = 0
         for key, value in scope["headers"]:

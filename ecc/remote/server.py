@@ -2,10 +2,13 @@
 
 * A non-loopback address is refused without TLS unless ``--insecure`` (then a warning).
 * Slow clients: a request's headers must arrive within ``remote.read_timeout_secs`` of the
-  connection (or of the previous response) — :class:`GuardedH11Protocol`, since uvicorn has no
-  header timeout of its own; the body has the same deadline (:class:`ecc.remote.guard.Guard`);
-  idle keep-alive connections close after ``KEEP_ALIVE_SECS``; headers are capped at
-  ``MAX_HEADER_BYTES``; connections beyond ``--max-connections`` get 503.
+  connection (or of the previous response), and idle connections are capped per peer and in all
+  (:mod:`ecc.remote.protocol`, since uvicorn has neither); the body has the same deadline
+  (:class:`ecc.remote.guard.Guard`); idle keep-alive connections close after
+  ``KEEP_ALIVE_SECS``; headers are capped at ``MAX_HEADER_BYTES``; requests in progress beyond
+  ``--max-connections`` get 503 from the guard (health aside). uvicorn's own
+  ``limit_concurrency`` is not used: it counts idle connections, so a few dozen sockets that
+  send nothing would make it answer 503 to everyone.
 * The listening socket is opened here (``--port 0`` picks a free port), and the address is
   printed on stderr once the server accepts connections.
 """
@@ -18,58 +21,15 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from uvicorn.protocols.http.h11_impl import H11Protocol
-
 from ecc.contract.errors import EccError
 from ecc.remote.remotes import is_loopback
 
 KEEP_ALIVE_SECS = 5
 MAX_HEADER_BYTES = 16 * 1024
 GRACEFUL_SHUTDOWN_SECS = 5
+IDLE_PER_REQUEST = 4  # idle connections kept in all, per request that may be in progress
 
 log = logging.getLogger("ecc.remote")
-
-
-class GuardedH11Protocol(H11Protocol):
-    """uvicorn's h11 protocol plus a deadline for each request's headers (slowloris)."""
-
-    header_timeout: float = 10.0
-
-    def connection_made(self, transport: Any) -> None:
-        super().connection_made(transport)
-        self._header_timer: Any = None
-        self._arm_header_timer()
-
-    def _arm_header_timer(self) -> None:
-        self._disarm_header_timer()
-        self._header_timer = self.loop.call_later(self.header_timeout, self._headers_overdue)
-
-    def _disarm_header_timer(self) -> None:
-        timer = getattr(self, "_header_timer", None)
-        if timer is not None:
-            timer.cancel()
-            self._header_timer = None
-
-    def _headers_overdue(self) -> None:
-        self._header_timer = None
-        waiting = self.cycle is None or self.cycle.response_complete
-        if waiting and not self.transport.is_closing():
-            self.transport.close()
-
-    def handle_events(self) -> None:
-        before = self.cycle
-        super().handle_events()
-        if self.cycle is not before and self.cycle is not None:
-            self._disarm_header_timer()  # a request's headers arrived
-
-    def on_response_complete(self) -> None:
-        super().on_response_complete()
-        if not self.transport.is_closing():
-            self._arm_header_timer()
-
-    def connection_lost(self, exc: Exception | None) -> None:
-        self._disarm_header_timer()
-        super().connection_lost(exc)
 
 
 def check_bind(host: str, tls: bool, insecure: bool) -> str | None:
@@ -120,6 +80,7 @@ def serve(
     import uvicorn
 
     from ecc.remote.app import create_app
+    from ecc.remote.protocol import GuardedH11Protocol, IdleConnections
     from ecc.remote.settings import Settings
     from ecc.remote.tokens import TokenSet, server_tokens
     from ecc.runtime.config.view import view
@@ -146,7 +107,11 @@ def serve(
             "remote.allowed_roots is empty: every create request will be refused "
             "(ecc config set remote.allowed_roots '[\"/path/to/projects\"]')"
         )
+    settings.max_requests = max_connections
     GuardedH11Protocol.header_timeout = settings.read_timeout_secs
+    GuardedH11Protocol.idle = IdleConnections(
+        per_peer=settings.max_idle_connections_per_peer, total=IDLE_PER_REQUEST * max_connections
+    )
     app = create_app(settings)
     sock = open_socket(host, port)
     uv_config = uvicorn.Config(
@@ -158,7 +123,6 @@ def serve(
         timeout_keep_alive=KEEP_ALIVE_SECS,
         timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_SECS,
         h11_max_incomplete_event_size=MAX_HEADER_BYTES,
-        limit_concurrency=max_connections,
         server_header=False,
         proxy_headers=False,
         ssl_certfile=str(tls_cert) if tls_cert else None,

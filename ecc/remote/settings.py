@@ -26,6 +26,9 @@ class Settings:
     read_timeout_secs: float
     allowed_roots: list[Path] = field(default_factory=list)
     max_response_bytes: int = 4 * 1024 * 1024
+    max_idle_connections_per_peer: int = 8
+    # requests in progress (health aside) beyond which the guard answers 503: --max-connections
+    max_requests: int = 64
 
     @classmethod
     def from_config(cls, config: Config, tokens: TokenSet) -> Settings:
@@ -45,4 +48,5 @@ class Settings:
             read_timeout_secs=remote.read_timeout_secs,
             allowed_roots=roots,
             max_response_bytes=remote.max_response_bytes,
+            max_idle_connections_per_peer=remote.max_idle_connections_per_peer,
         )

@@ -1,4 +1,4 @@
-"""The server under load: large output pages.
+"""The server under load: large output pages, idle connections, requests in progress.
 
 The tests run a real ``ecc remote serve`` and put data straight into its SQLite store (the
 store API, so the test stays fast).
@@ -8,6 +8,9 @@ from __future__ import annotations
 
 import http.client
 import json
+import select
+import socket
+import time
 import uuid
 from pathlib import Path
 
@@ -113,3 +116,52 @@ def test_the_client_fetches_every_line_across_capped_pages(start_server, isolate
     tail = run_ecc("logs", "--remote", "lo", session_id, "--tail", "40")
     assert tail.returncode == 0, tail.stderr
     assert [line[:6] for line in tail.stdout.splitlines()] == [f"{n:06d}" for n in range(21, 61)]
+
+
+def test_idle_connections_of_one_peer_do_not_lock_everyone_out(start_server) -> None:
+    server: Server = start_server()
+    idle = [socket.create_connection((server.host, server.port), timeout=30) for _ in range(64)]
+    try:
+        idle[0].sendall(b"GET /v1/health HTTP/1.1\r\n")  # half a request, never finished
+        time.sleep(1.5)  # the server accepts them all, and they are idle for over a second
+        health = server.call("GET", "/v1/health", token=None, timeout=10)
+        assert health.status == 200, health.raw
+        assert server.call("GET", "/v1/sessions", timeout=10).status == 200
+        # the peer's oldest idle connections were closed, all but its allowance (8 by default)
+        closed: set[socket.socket] = set()
+        deadline = time.monotonic() + 10
+        while len(closed) < 64 - 8 - 1 and time.monotonic() < deadline:
+            readable, _, _ = select.select([s for s in idle if s not in closed], [], [], 0.2)
+            for sock in readable:
+                try:
+                    if sock.recv(1) == b"":
+                        closed.add(sock)
+                except ConnectionResetError:
+                    closed.add(sock)
+        assert len(closed) >= 64 - 8 - 1, f"only {len(closed)} idle connections were closed"
+    finally:
+        for sock in idle:
+            sock.close()
+
+
+def test_requests_in_progress_are_capped_but_health_is_always_answered(start_server) -> None:
+    server: Server = start_server(extra_args=["--max-connections", "2"])
+    session_id = server.create("sleep 30")["id"]
+    streams = []
+    for _ in range(2):  # two requests in progress that last
+        conn = http.client.HTTPConnection(server.host, server.port, timeout=30)
+        conn.request("GET", f"/v1/sessions/{session_id}/stream", headers=_auth(server))
+        response = conn.getresponse()
+        assert response.status == 200 and response.readline() == b": ecc stream\n"
+        streams.append(conn)
+    busy = server.call("GET", "/v1/sessions", timeout=10)
+    assert busy.status == 503 and busy.body["error"] == "busy", busy.raw
+    assert busy.headers["retry-after"] == "1"
+    assert server.call("GET", "/v1/health", token=None, timeout=10).status == 200
+    streams.pop().close()
+    deadline = time.monotonic() + 10
+    while server.call("GET", "/v1/sessions", timeout=10).status != 200:
+        assert time.monotonic() < deadline, "the closed stream still counts"
+        time.sleep(0.05)
+    for conn in streams:
+        conn.close()

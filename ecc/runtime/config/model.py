@@ -158,6 +158,7 @@ class RemoteSettings(_Strict):
     rate_limit_per_minute: int = Field(default=120, gt=0)
     read_timeout_secs: float = Field(default=10.0, gt=0)  # for a request's headers and its body
     max_response_bytes: int = Field(default=4 * 1024 * 1024, ge=1024)  # an output page's body
+    max_idle_connections_per_peer: int = Field(default=8, ge=1)  # the oldest beyond this close
 
 
 class Config(_Strict):
