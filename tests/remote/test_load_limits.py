@@ -1,15 +1,20 @@
-"""The server under load: large output pages, idle connections, requests in progress.
+"""The server under load: large output pages, idle connections, many slow stops at once.
 
 The tests run a real ``ecc remote serve`` and put data straight into its SQLite store (the
-store API, so the test stays fast).
+store API, so the test stays fast) or real processes behind its sessions.
 """
 
 from __future__ import annotations
 
 import http.client
 import json
+import os
 import select
+import signal
 import socket
+import subprocess
+import sys
+import threading
 import time
 import uuid
 from pathlib import Path
@@ -165,3 +170,83 @@ def test_requests_in_progress_are_capped_but_health_is_always_answered(start_ser
         time.sleep(0.05)
     for conn in streams:
         conn.close()
+
+
+STOPS = 45
+STOP_DELAY = 3.0  # how long each runner takes to stop its session
+
+# Runners that take STOP_DELAY seconds to stop: one process forks a child per session, which
+# records itself as the session's runner, waits for SIGTERM, then records the session stopped.
+SLOW_RUNNERS = """
+import os, signal, sys, time
+from pathlib import Path
+from ecc.sessions import procs
+from ecc.store.models import State
+from ecc.store.open import open_store
+
+db, delay, ids = Path(sys.argv[1]), float(sys.argv[2]), sys.argv[3:]
+signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
+children = []
+for session_id in ids:
+    pid = os.fork()
+    if pid == 0:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), 1)  # "ready" comes from the parent alone
+        signal.sigwait({signal.SIGTERM})
+        time.sleep(delay)
+        with open_store(db) as store:
+            store.transition(session_id, State.STOPPED, "stopped on request")
+        os._exit(0)
+    children.append(pid)
+with open_store(db) as store:
+    for session_id, pid in zip(ids, children):
+        store.update_session(
+            session_id, runner_pid=pid, runner_token=procs.token(pid), runner_host=procs.hostname()
+        )
+print("ready", flush=True)
+for pid in children:
+    os.waitpid(pid, 0)
+"""
+
+
+def test_many_slow_stops_at_once_do_not_delay_health(start_server) -> None:
+    server: Server = start_server()
+    with _store(server) as store:
+        ids = [_session(store, server, State.RUNNING) for _ in range(STOPS)]
+        runners = subprocess.Popen(
+            [sys.executable, "-c", SLOW_RUNNERS, store.path, str(STOP_DELAY), *ids],
+            stdout=subprocess.PIPE,
+            text=True,
+            start_new_session=True,
+        )
+        try:
+            assert runners.stdout is not None
+            assert select.select([runners.stdout], [], [], 30)[0], "the runners did not start"
+            assert runners.stdout.readline() == "ready\n"
+            results: dict[str, tuple[int, float]] = {}
+
+            def stop(session_id: str) -> None:
+                reply = server.call("POST", f"/v1/sessions/{session_id}/stop", {}, timeout=60)
+                results[session_id] = (reply.status, time.monotonic())
+
+            threads = [threading.Thread(target=stop, args=(i,)) for i in ids]
+            for thread in threads:
+                thread.start()
+            deadline = time.monotonic() + 10
+            while time.monotonic() < deadline:  # until (nearly) every stop is under way
+                flagged = sum(bool(s.stop_requested) for s in map(store.get_session, ids) if s)
+                if flagged >= 40:
+                    break
+                time.sleep(0.05)
+            asked = time.monotonic()
+            health = server.call("GET", "/v1/health", token=None, timeout=30)
+            answered = time.monotonic()
+            for thread in threads:
+                thread.join(60)
+        finally:
+            os.killpg(runners.pid, signal.SIGKILL)
+            runners.wait()
+    assert health.status == 200
+    first_stop = min(at for _, at in results.values())
+    assert answered < first_stop, "health waited for a stop to finish"
+    assert answered - asked < 2.0, f"health took {answered - asked:.1f}s"
+    assert sorted(status for status, _ in results.values()) == [200] * STOPS

@@ -17,8 +17,12 @@ def router(settings: Settings, pool: StorePool) -> APIRouter:
     routes = APIRouter()
 
     @routes.get("/v1/health", response_model=schemas.Health, tags=["meta"])
-    def health() -> schemas.Health:
-        """Liveness only; needs no token and reveals nothing else."""
+    async def health() -> schemas.Health:
+        """Liveness only; needs no token and reveals nothing else.
+
+        Answered on the event loop itself: no worker thread, so slow work that fills the thread
+        pools (stops, store reads) cannot delay it.
+        """
         return schemas.Health(ok=True)
 
     return routes
