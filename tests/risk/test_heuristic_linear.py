@@ -68,14 +68,18 @@ def long_command(size: int) -> str:
 
 
 def test_scoring_time_grows_linearly_with_the_command() -> None:
+    """16x the input: 23-38x the CPU time measured for the linear splitter on a loaded 2-core
+    machine (large strings cost a little more per byte), 100-130x with shlex."""
+
     def one_long_word(size: int) -> str:  # where shlex is quadratic: one long token
         return 'echo "' + "A" * size + '" && rm -rf build'
 
     cpu_seconds(one_long_word(1000), 3)  # warm the regular expressions
-    small = cpu_seconds(one_long_word(25_000), 5)
-    large = cpu_seconds(one_long_word(400_000), 2)
-    # 16x the input: about 16x the time when linear, about 100x with shlex
-    assert large / max(small, 1e-4) < 40, (small, large)
+    small, large = [], []
+    for _ in range(7):  # interleaved, and the best of each: a busy moment hits both or neither
+        small.append(cpu_seconds(one_long_word(25_000), 1))
+        large.append(cpu_seconds(one_long_word(400_000), 1))
+    assert min(large) / max(min(small), 1e-4) < 60, (min(small), min(large))
 
 
 def test_a_long_command_still_scores_what_it_does() -> None:
