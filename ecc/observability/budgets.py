@@ -18,7 +18,11 @@ pass), never by listing commands: when a scope's state rises to a new alert leve
 ``budget_alert`` notification is sent once (the last level alerted is kept beside the store, so
 runner and daemon processes never repeat one), and at ``over_budget`` with
 ``budget_action = "stop"`` the sessions concerned are asked to stop (the store's stop flag,
-which their runners obey).
+which their runners obey), with an event naming the budget and its figures.
+
+With ``budget_action = "stop"``, :func:`refuse_start` also keeps a session from starting (or
+resuming) while a budget it counts against is used up: a session that could only be stopped at
+its first usage line would still spend that first turn.
 """
 
 from __future__ import annotations
@@ -27,6 +31,8 @@ import json
 import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
+
+from ecc.contract.errors import EccError
 
 if TYPE_CHECKING:
     from ecc.store.base import Store
@@ -134,6 +140,95 @@ def report(store: Store, config: Any, active_only: bool = False) -> dict[str, An
     return {"overall": overall(store, config), "sessions": rows, "action": config.budget_action}
 
 
+# -- what is over ---------------------------------------------------------------------------
+
+_METERS = {"tokens": "tokens", "cost_usd": "cost"}  # field of a scope -> meter name
+
+
+@dataclass
+class Overrun:
+    """One used-up budget: its scope (``overall`` or ``session``), meter and figures."""
+
+    scope: str
+    meter: str  # "tokens" or "cost"
+    used: float
+    limit: float
+    key: str  # the setting that sets the limit
+
+    def figures(self) -> str:
+        if self.meter == "cost":
+            return f"{_money(self.used)} of {_money(self.limit)}"
+        return f"{int(self.used):,} of {int(self.limit):,} tokens"
+
+    def budget(self) -> str:
+        return f"{self.scope} {'token' if self.meter == 'tokens' else 'cost'} budget"
+
+    def describe(self) -> str:
+        return f"{self.budget()} exceeded ({self.figures()})"
+
+    def as_dict(self) -> dict[str, Any]:
+        used: float = int(self.used) if self.meter == "tokens" else self.used
+        limit: float = int(self.limit) if self.meter == "tokens" else self.limit
+        return {"scope": self.scope, "meter": self.meter, "used": used, "limit": limit}
+
+
+class OverBudget(EccError):
+    """A start refused because a budget is used up and ``budget_action = "stop"``."""
+
+    def __init__(self, overrun: Overrun, what: str = "start a session") -> None:
+        self.scope, self.meter = overrun.scope, overrun.meter
+        self.used, self.limit = overrun.used, overrun.limit
+        super().__init__(
+            f"cannot {what}: the {overrun.budget()} is used up "
+            f'({overrun.figures()}) and budget_action = "stop"; raise {overrun.key} or set '
+            'budget_action = "notify"'
+        )
+
+
+def overruns(scope: dict[str, Any], name: str, keys: dict[str, str]) -> list[Overrun]:
+    """The used-up meters of one scope (an :func:`overall` or :func:`for_session` result)."""
+    found = []
+    for field_name, meter_name in _METERS.items():
+        meter_state = scope[field_name]
+        if meter_state["limit"] and meter_state["used"] >= meter_state["limit"]:
+            found.append(
+                Overrun(
+                    name, meter_name, meter_state["used"], meter_state["limit"], keys[field_name]
+                )
+            )
+    return found
+
+
+_OVERALL_KEYS = {"tokens": "token_budget", "cost_usd": "cost_budget_usd"}
+
+
+def _session_keys(session: Any) -> dict[str, str]:
+    profile = _field(session, "profile") or {}
+    profile = profile if isinstance(profile, dict) else {}
+    return {
+        "tokens": "the profile's token_budget"
+        if profile.get("token_budget")
+        else "session_token_budget",
+        "cost_usd": "the profile's max_budget_usd"
+        if profile.get("max_budget_usd")
+        else "session_cost_budget_usd",
+    }
+
+
+def refuse_start(
+    store: Store, config: Any, session: Any = None, what: str = "start a session"
+) -> None:
+    """Raise :class:`OverBudget` when ``budget_action = "stop"`` and a budget the session would
+    count against is used up: the overall one, and ``session``'s own when it resumes."""
+    if config.budget_action != "stop":
+        return
+    found = overruns(overall(store, config), "overall", _OVERALL_KEYS)
+    if session is not None:
+        found += overruns(for_session(session, config), "session", _session_keys(session))
+    if found:
+        raise OverBudget(found[0], what)
+
+
 # -- feeding usage --------------------------------------------------------------------------
 
 
@@ -237,7 +332,7 @@ def check(store: Store, config: Any = None, session_id: str | None = None) -> li
         sessions = [one] if one is not None else []
     else:
         sessions = store.list_sessions(states=ACTIVE)
-    over_sessions: list[Any] = []
+    over_sessions: list[tuple[Any, Overrun]] = []
     for session in sessions:
         mine = for_session(session, config)
         key = f"session:{session.id}"
@@ -247,18 +342,26 @@ def check(store: Store, config: Any = None, session_id: str | None = None) -> li
                 _alert(mine, session.id, config, done)
         else:
             _raise_level(store, key, max(mine["level"], 1))
-        if mine["level"] == 5:
-            over_sessions.append(session)
+        found = overruns(mine, "session", _session_keys(session))
+        if found:
+            over_sessions.append((session, found[0]))
     if config.budget_action == "stop":
+        everyone = overruns(scope, "overall", _OVERALL_KEYS)
         targets = list(over_sessions)
-        if scope["level"] == 5:
-            targets = store.list_sessions(states=ACTIVE)
-        for session in targets:
+        if everyone:
+            targets = [(s, everyone[0]) for s in store.list_sessions(states=ACTIVE)]
+        for session, why in targets:
             if session.state in ACTIVE and not session.stop_requested:
-                store.request_stop(session.id, float(config.stop_grace_secs))
-                store.add_event(session.id, "budget_stop", "budget exceeded: stop requested")
+                _stop(store, session.id, why, config)
                 done.append({"id": session.id, "action": "stop requested (budget exceeded)"})
     return done
+
+
+def _stop(store: Store, session_id: str, why: Overrun, config: Any) -> None:
+    """Ask the session's runner to stop (the store's flag, as ``ecc stop`` sets it) and record
+    which budget and figures made it."""
+    store.request_stop(session_id, float(config.stop_grace_secs))
+    store.add_event(session_id, "budget_stop", f"{why.describe()}: stop requested", why.as_dict())
 
 
 def _alert(scope: dict[str, Any], session_id: str | None, config: Any, done: list) -> None:

@@ -23,7 +23,8 @@ _DESCRIPTIONS = {
     403: "Target outside remote.allowed_roots, or harness/profile not allowed.",
     404: "No such session.",
     408: "The request body was not received in time.",
-    409: "The session is already finished.",
+    409: "The session is already finished, or (create) a budget is used up with "
+    'budget_action = "stop" (over_budget).',
     413: "The request body is too large.",
     422: "A field failed validation (unknown harness or profile included).",
     429: "Rate limit reached; see Retry-After.",

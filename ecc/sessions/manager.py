@@ -269,6 +269,9 @@ def resume(store: Store, session: Session, config: Config) -> Session:
             raise EccError(
                 f"the worktree and branch of session {session.id} are gone; nothing to resume"
             )
+    from ecc.observability import budgets
+
+    budgets.refuse_start(store, config, session, what=f"resume session {session.id}")
     store.transition(
         session.id,
         State.PENDING,

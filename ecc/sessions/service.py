@@ -28,11 +28,17 @@ class NotStarted(EccError):
 def start(store: Any, request: Request, config: Any) -> Session:
     """Create the session for ``request`` and submit it; returns the session as created.
 
-    A request ecc refuses raises :class:`EccError` with nothing written; a session its executor
-    could not start raises :class:`NotStarted` (the session is recorded as failed).
+    A request ecc refuses raises :class:`EccError` with nothing written (with
+    ``budget_action = "stop"`` and a used-up budget: :class:`ecc.observability.budgets.
+    OverBudget`); a session its executor could not start raises :class:`NotStarted` (the
+    session is recorded as failed).
     """
     from ecc.sessions import manager
 
+    if config.budget_action == "stop":  # notify (the default) imports nothing more
+        from ecc.observability import budgets
+
+        budgets.refuse_start(store, config)
     session = manager.create(store, request, config)
     try:
         manager.submit(store, session, config)

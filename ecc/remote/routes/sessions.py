@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Annotated
 from fastapi import APIRouter, Body, Query, Response
 
 from ecc.contract.errors import EccError
+from ecc.observability.budgets import OverBudget
 from ecc.remote import schemas
 from ecc.remote.errors import COMMON, ApiError, responses
 from ecc.remote.routes.common import BEARER, SessionId, find_session
@@ -36,7 +37,7 @@ def router(settings: Settings, pool: StorePool) -> APIRouter:
         "/v1/sessions",
         status_code=201,
         response_model=schemas.SessionOut,
-        responses=responses(*COMMON, 403, 503),
+        responses=responses(*COMMON, 403, 409, 503),
         dependencies=[BEARER],
         tags=["sessions"],
     )
@@ -66,6 +67,8 @@ def router(settings: Settings, pool: StorePool) -> APIRouter:
                 "not_started",
                 f"session {exc.session.id} could not be started: {exc.message}",
             ) from None
+        except OverBudget as exc:
+            raise ApiError(409, "over_budget", exc.message) from None
         except EccError as exc:
             raise ApiError(422, "rejected", exc.message) from None
         log.info("session %s created (%s) in %s", session.id, harness, repository)
