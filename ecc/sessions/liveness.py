@@ -8,7 +8,9 @@ host (sessions of other hosts, such as a pool's workers, are judged by their lea
 
 A runner is judged by pid *and* identity token (:mod:`ecc.sessions.procs`), and the row is read
 again before anything is written: a runner that recorded its end between the caller's read and
-the check is left alone, and the write itself is the store's compare-and-set transition.
+the check is left alone, and the write itself is the store's compare-and-set transition. The
+session is failed once its harness has ended too (its supervisor ends it on the runner's death;
+a harness ignoring SIGTERM lasts ``stop_grace_secs``).
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from ecc.sessions import procs
-from ecc.store.models import ACTIVE, InvalidTransition, State
+from ecc.store.models import ACTIVE, InvalidTransition, State, age_seconds
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -32,6 +34,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("ecc.sessions")
 
 REAP_TRIES = 50  # x 10 ms: how long a dead runner of ours may take to become reapable
+HARNESS_END_SECS = 30.0  # past the stop grace: how long a dead runner's harness may take to end
 
 
 def refresh_liveness(
@@ -46,7 +49,7 @@ def refresh_liveness(
     rows = store.list_sessions(sorted(ACTIVE)) if sessions is None else sessions
     host = procs.hostname()
     dead = [
-        (s, _death_signal(s.runner_pid, s.runner_token))  # now, before anyone else reaps it
+        s
         for s in rows
         if s.state in ACTIVE
         and s.executor == "local"
@@ -60,7 +63,7 @@ def refresh_liveness(
         from ecc.runtime.config import view as fastconfig
 
         config = fastconfig.view()
-    actions = [action for s, how in dead if (action := record_dead_runner(store, s, config, how))]
+    actions = [action for s in dead if (action := record_dead_runner(store, s, config))]
     if actions:
         from ecc.sessions.manager import dispatch_queued
 
@@ -71,15 +74,13 @@ def refresh_liveness(
     return actions
 
 
-def record_dead_runner(
-    store: Store, seen: Session, config: Config, killed_by: int | None = None
-) -> dict[str, Any] | None:
-    """Record that the runner of ``seen`` (judged dead; ``killed_by`` the signal, if known)
-    died, if the store still says so.
+def record_dead_runner(store: Store, seen: Session, config: Config) -> dict[str, Any] | None:
+    """Record that the runner of ``seen`` (judged dead) died, if the store still says so.
 
-    A queued session just loses its claim (a free slot starts it again); a pending one failed
-    before its harness started; a running or stale one is failed and whatever its harness left
-    is ended. Returns the action, or None when the session had moved on meanwhile.
+    A queued session just loses its claim (a free slot starts it again). A pending or running
+    one is failed once its harness's process group has ended (asked here, without waiting:
+    until then the harness still runs). Returns the action, or None when the session had
+    moved on meanwhile or its harness is still ending (the next look records it).
     """
     fresh = store.get_session(seen.id)
     if (
@@ -94,12 +95,19 @@ def record_dead_runner(
         if not store.release_runner(fresh.id, pid):
             return None
         return {"id": fresh.id, "action": "released dead queued runner"}
-    killed = f" (killed by {procs.signal_name(killed_by)})" if killed_by else ""
+    harness = _end_harness(fresh, config)
+    if harness == "ending":
+        return None
+    how = _death_signal(pid, fresh.runner_token)
+    killed = f" (killed by {procs.signal_name(how)})" if how else ""
     if fresh.state == State.PENDING:
         reason = f"runner process {pid} died before starting the harness{killed}"
     else:
         reason = f"runner process {pid} died without recording an exit{killed}"
-        reason += _end_leftovers(fresh)
+        if harness == "stuck":
+            reason += (
+                f"; its harness process group {fresh.harness_pgid} outlived the grace: SIGKILL"
+            )
     try:
         moved = store.transition(
             fresh.id, State.FAILED, reason, expect=[fresh.state], harness_pid=None
@@ -112,7 +120,31 @@ def record_dead_runner(
     return {"id": fresh.id, "action": "failed", "reason": reason}
 
 
-def _death_signal(pid: int | None, token: str | None) -> int | None:
+def _end_harness(session: Session, config: Config) -> str:
+    """Ask what a dead runner's harness left to end, without waiting: "ending" while it runs,
+    "gone" once it has ended, "stuck" when it is still there long after the grace.
+
+    Its supervisor, when it still leads the group, got the runner's death signal too: it
+    forwards one SIGTERM and sends SIGKILL after its own grace. A group without its
+    supervisor, or one still there :data:`HARNESS_END_SECS` after the grace, gets SIGKILL;
+    past that the session is recorded whatever is left (a process that survives even SIGKILL
+    must not keep its session running for ever)."""
+    pgid = session.harness_pgid
+    if not pgid or session.state not in (State.RUNNING, State.STALE):
+        return "gone"
+    supervised = session.harness_pid == pgid and procs.alive(pgid, session.harness_token)
+    if not supervised and not procs.group_alive(pgid):
+        return "gone"
+    silent = age_seconds(session.heartbeat_at or session.updated_at) or 0.0
+    overdue = silent > float(config.stop_grace_secs) + HARNESS_END_SECS
+    if supervised and not overdue:
+        procs.ask_group_to_end(pgid)
+    else:
+        procs.signal_group(pgid, signal.SIGKILL)
+    return "stuck" if overdue else "ending"
+
+
+def _death_signal(pid: int, token: str | None) -> int | None:
     """The signal that killed ``pid`` when it is this process's own unreaped child (the runner
     of an ``ecc run``, or of the server or dashboard that started it); else None (unknown)."""
     if not pid or token is None or procs.token(pid) != token:  # reaped already, or reused
@@ -128,22 +160,6 @@ def _death_signal(pid: int | None, token: str | None) -> int | None:
         # and cannot be reaped until then: a few milliseconds.
         time.sleep(0.01)
     return None
-
-
-def _end_leftovers(session: Session) -> str:
-    """End what a dead runner's harness left, without waiting; the reason's tail says how."""
-    pgid = session.harness_pgid
-    if not pgid:
-        return ""
-    if session.harness_pid == pgid and procs.alive(pgid, session.harness_token):
-        # Its supervisor leads the group still (the runner's death signal reached it too): it
-        # forwards one SIGTERM and sends SIGKILL after its own grace.
-        procs.ask_group_to_end(pgid)
-        return f"; its supervisor is ending harness process group {pgid}"
-    if procs.group_alive(pgid):
-        procs.signal_group(pgid, signal.SIGKILL)  # nobody is left to escalate
-        return f"; its harness process group {pgid} ended by SIGKILL"
-    return ""
 
 
 def notify_failed(store: Store, session_id: str, reason: str, config: Config) -> None:

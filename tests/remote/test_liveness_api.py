@@ -12,35 +12,40 @@ from ecc.store.open import open_store
 from tests.remote.conftest import Server
 
 
-def _running_runner(server: Server, session_id: str) -> int:
+def _running(server: Server, session_id: str) -> tuple[int, int]:
+    """The runner pid and harness group of the session once it runs."""
     store = open_store(Path(server.env["ECC_STATE_DIR"]) / "ecc.db")
     try:
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
             session = store.get_session(session_id)
             if session is not None and session.state.value == "running" and session.runner_pid:
-                return session.runner_pid
+                return session.runner_pid, int(session.harness_pgid or 0)
             time.sleep(0.05)
     finally:
         store.close()
     raise AssertionError(f"session {session_id} never ran")
 
 
-def _kill(pid: int) -> None:
+def _kill(pid: int, pgid: int) -> None:
+    """SIGKILL the runner; return once its harness has ended too (its supervisor saw it die)."""
     os.kill(pid, signal.SIGKILL)
     deadline = time.monotonic() + 30
-    while procs.alive(pid) and time.monotonic() < deadline:
+    while (procs.alive(pid) or procs.group_alive(pgid)) and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert not procs.alive(pid)
+    assert not procs.alive(pid) and not procs.group_alive(pgid)
 
 
 def test_get_and_list_fail_sessions_whose_runner_was_killed(start_server) -> None:
     server = start_server()
     got = server.create("echo ready; sleep 1000", name="got")["id"]
     listed = server.create("echo ready; sleep 1000", name="listed")["id"]
-    got_runner, listed_runner = _running_runner(server, got), _running_runner(server, listed)
-    _kill(got_runner)
-    _kill(listed_runner)
+    (got_runner, got_group), (listed_runner, listed_group) = (
+        _running(server, got),
+        _running(server, listed),
+    )
+    _kill(got_runner, got_group)
+    _kill(listed_runner, listed_group)
     detail = server.call("GET", f"/v1/sessions/{got}").body
     assert detail["state"] == "failed"
     assert f"runner process {got_runner} died" in detail["reason"]

@@ -10,6 +10,7 @@ import json
 import os
 import signal
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -18,17 +19,20 @@ from ecc.runtime.config.model import get_config
 from ecc.sessions import manager, procs
 from ecc.sessions.liveness import refresh_liveness
 from ecc.store.base import Store
-from ecc.store.models import State
+from ecc.store.models import State, iso_from_epoch
 from tests.conftest import run_ecc
 from tests.sessions.conftest import start, wait_state, wait_until, write_config
 
 
 def _kill_runner(store: Store, sid: str) -> int:
+    """SIGKILL the session's runner; return once its harness has ended too (the supervisor
+    got the runner's death signal), so the next read can record everything at once."""
     session = wait_state(store, sid, "running")
     wait_until(lambda: store.count_output(sid) >= 1, what="first line")
     pid = session.runner_pid
     os.kill(pid, signal.SIGKILL)
     wait_until(lambda: not procs.alive(pid, session.runner_token), what="the runner's death")
+    wait_until(lambda: not procs.group_alive(session.harness_pgid), 10, "the harness to end")
     return int(pid)
 
 
@@ -82,7 +86,6 @@ def test_a_cli_read_fails_a_killed_runners_session_and_the_queue_moves(
     # no daemon runs: the read handed the freed slot to the queued session
     assert wait_state(store, second, "completed").exit_code == 0
     assert [r["line"] for r in store.read_output(second)] == ["second ran"]
-    wait_until(lambda: not procs.group_alive(failed.harness_pgid), 10, "the harness group to end")
 
 
 def test_the_dashboard_notices_a_dead_runner_and_names_its_signal(
@@ -98,22 +101,48 @@ def test_the_dashboard_notices_a_dead_runner_and_names_its_signal(
     watcher = data.SessionWatcher(store)
     watcher.poll()
     pid = _kill_runner(store, session.id)
-    watcher.poll()  # sees the session running: judges its runner
-    watcher.poll()
-    seen = watcher.sessions[session.id]
-    assert seen.state == State.FAILED
-    assert f"runner process {pid} died" in seen.reason and "SIGKILL" in seen.reason
+
+    def failed() -> bool:
+        watcher.poll()  # once it has the running row, it judges that row's runner
+        return watcher.sessions[session.id].state == State.FAILED
+
+    wait_until(failed, 10, "the dashboard to show the session failed")
+    reason = watcher.sessions[session.id].reason
+    assert f"runner process {pid} died" in reason and "(killed by SIGKILL)" in reason
 
 
-def test_a_runner_that_recorded_its_end_meanwhile_is_left_alone(store: Store) -> None:
-    _running_row(store, "racy0001", procs.hostname())
-    seen = store.get_session("racy0001")  # what a read saw while the session was running
-    assert seen is not None
-    store.transition("racy0001", State.COMPLETED, "harness exited with code 0")  # then it ended
-    assert refresh_liveness(store, [seen], get_config()) == []
-    final = store.get_session("racy0001")
-    assert final is not None and final.state == State.COMPLETED
-    assert [e["to_state"] for e in store.list_events("racy0001")][-1] == "completed"
+def _leftover_group(store: Store, sid: str, silent_secs: float) -> subprocess.Popen[bytes]:
+    """A dead runner's session whose harness group (led by a real process) is still there."""
+    _running_row(store, sid, procs.hostname())
+    leader = subprocess.Popen(["sleep", "30"], start_new_session=True)
+    store.update_session(
+        sid,
+        harness_pid=leader.pid,
+        harness_pgid=leader.pid,
+        harness_token=procs.token(leader.pid),
+        heartbeat_at=iso_from_epoch(time.time() - silent_secs),
+    )
+    return leader
+
+
+def test_a_dead_runners_harness_is_asked_to_end_and_the_session_recorded_once_it_has(
+    store: Store,
+) -> None:
+    leader = _leftover_group(store, "left0001", silent_secs=1)
+    assert refresh_liveness(store, None, get_config()) == []  # still running: asked to end
+    assert store.get_session("left0001").state == State.RUNNING  # type: ignore[union-attr]
+    assert leader.wait(timeout=10) == -signal.SIGTERM  # one SIGTERM, through its leader
+    actions = refresh_liveness(store, None, get_config())
+    assert [(a["id"], a["action"]) for a in actions] == [("left0001", "failed")]
+    assert "outlived" not in actions[0]["reason"]
+
+
+def test_a_harness_outliving_the_grace_long_after_is_killed_and_recorded(store: Store) -> None:
+    leader = _leftover_group(store, "left0002", silent_secs=get_config().stop_grace_secs + 60)
+    actions = refresh_liveness(store, None, get_config())
+    assert [a["id"] for a in actions] == ["left0002"]
+    assert "outlived the grace: SIGKILL" in actions[0]["reason"]
+    assert leader.wait(timeout=10) == -signal.SIGKILL
 
 
 def test_sessions_of_other_hosts_are_left_alone(store: Store) -> None:
