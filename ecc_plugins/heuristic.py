@@ -20,6 +20,10 @@ commands. ``bash -c``/``sh -c`` strings and ``xargs`` commands are scored as the
 
 A *write* to hook configuration (:mod:`ecc_plugins.guardfiles`, which says why +0.55) could
 switch ecc's check off for every later call: it lands at ``require_confirmation`` or above.
+
+5. patterns (not in the reference; :mod:`ecc_plugins.riskpatterns` says why): download or
+   secrets to the network +0.65 (block), decode and execute or a recursive permission change
+   of a home or system directory +0.40 (require_confirmation), the strongest one only.
 """
 
 from __future__ import annotations
@@ -30,7 +34,7 @@ from typing import Any
 
 from ecc.contract.hookspecs import hookimpl
 from ecc.contract.types import RiskContribution, ToolCall
-from ecc_plugins import guardfiles, shellwords
+from ecc_plugins import guardfiles, riskpatterns, shellwords
 
 NAME = "heuristic"
 
@@ -182,6 +186,7 @@ class _Findings:
         self.scope: str | None = None
         self.destructive: str | None = None
         self.hard: str | None = None
+        self.patterns: list[tuple[float, str]] = []  # (amount, reason) of riskpatterns
 
 
 def _words(text: str) -> list[str]:
@@ -189,11 +194,7 @@ def _words(text: str) -> list[str]:
     return re.findall(r"[a-z0-9]+", split.lower())
 
 
-def _tokens(command: str) -> list[str]:
-    try:
-        return shellwords.split(command)  # shlex's words, in linear time
-    except ValueError:  # unbalanced quotes: fall back to whitespace and operators
-        return re.findall(r"[;&|()<>]+|[^\s;&|()<>]+", command)
+_tokens = shellwords.words  # shlex's words in linear time (whitespace runs for bad quotes)
 
 
 def _simple_commands(tokens: list[str], written: list[str]) -> list[list[str]]:
@@ -356,6 +357,8 @@ def _check_command(
     it writes. A check only fills a finding still empty, from its words alone, so a repeated
     word or simple command can add nothing and is skipped (long generated commands)."""
     _check_text(command, found)
+    if depth == 0:  # the patterns read nested commands (bash -c, $( … )) themselves
+        riskpatterns.scan(command, found)
     written: list[str] = []
     seen_words: set[str] = set()
     seen_commands: set[tuple[str, ...]] = set()
@@ -481,6 +484,9 @@ def score(call: ToolCall) -> list[RiskContribution]:
         contributions.append(RiskContribution(0.45, reason, NAME))
     elif found.hard is not None:
         contributions.append(RiskContribution(0.40, f"{HARD_TO_UNDO_REASON} ({found.hard})", NAME))
+    if found.patterns:  # the first of the strongest
+        amount, reason = max(found.patterns, key=lambda pattern: pattern[0])
+        contributions.append(RiskContribution(amount, reason, NAME))
     return contributions
 
 

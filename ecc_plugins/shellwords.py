@@ -48,6 +48,18 @@ def split(text: str) -> list[str]:
     return tokens
 
 
+_LOOSE = re.compile(r"[;&|()<>]+|[^\s;&|()<>]+")
+
+
+def words(text: str) -> list[str]:
+    """:func:`split`'s words, or for unbalanced quotes the runs of non-space and operator
+    characters: a scorer still reads a command it cannot fully unquote."""
+    try:
+        return split(text)
+    except ValueError:
+        return _LOOSE.findall(text)
+
+
 def _match(pattern: re.Pattern[str], text: str, index: int) -> int:
     found = pattern.match(text, index)  # the caller saw a first character the pattern takes
     return found.end() if found is not None else index + 1
@@ -119,3 +131,39 @@ def flags(words: list[str]) -> tuple[set[str], set[str], list[str]]:
         else:
             letters.update(word[1:])
     return letters, longs, operands
+
+
+def options(
+    words: list[str], short_values: str = "", long_values: frozenset[str] = frozenset()
+) -> tuple[list[tuple[str, str | None]], list[str]]:
+    """An argv's options in order, each with its value, and its operands, for a program whose
+    short options in ``short_values`` and long options in ``long_values`` take a value
+    (``-o file``, ``-ofile``, ``-qO-``, ``--output file``, ``--output=file``). Long options
+    keep their case; ``--`` ends the options."""
+    found: list[tuple[str, str | None]] = []
+    operands: list[str] = []
+    index, end = 0, len(words)
+    while index < end:
+        word = words[index]
+        index += 1
+        if word == "--":
+            operands.extend(words[index:])
+            break
+        if word.startswith("--"):
+            name, equals, value = word.partition("=")
+            if not equals and name in long_values and index < end:
+                value, index = words[index], index + 1
+            found.append((name, value if equals or name in long_values else None))
+        elif word.startswith("-") and len(word) > 1:
+            for position in range(1, len(word)):
+                letter = word[position]
+                if letter in short_values:
+                    value = word[position + 1 :]
+                    if not value and index < end:
+                        value, index = words[index], index + 1
+                    found.append(("-" + letter, value))
+                    break
+                found.append(("-" + letter, None))
+        else:
+            operands.append(word)
+    return found, operands

@@ -3,8 +3,11 @@
 Scorers are ``ecc.risk_scorers`` plugins implementing ``ecc_score_tool_call``; the built-in one is
 ``heuristic``. The score maps to an action with the thresholds of ``[risk]``:
 
-``none`` < review ≤ ``review`` < require_confirmation ≤ ``require_confirmation`` < block ≤
-``block`` (every comparison inclusive, as in the reference).
+``allow`` < review ≤ ``review`` < require_confirmation ≤ ``require_confirmation`` < block ≤
+``block`` (every comparison inclusive, and the names, as in the reference). The action is what
+the score says; the hook's *decision* (``allow``/``ask``/``deny``) is what the harness was told
+and stays a field of its own. Rows recorded before these names were used say ``none``:
+:func:`stored_action` reads them as ``allow``.
 
 This module imports nothing heavy: ``ecc hook`` uses it on every tool call.
 """
@@ -17,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from ecc.contract.types import RiskContribution, ToolCall
 
-ACTIONS = ("none", "review", "require_confirmation", "block")
+ACTIONS = ("allow", "review", "require_confirmation", "block")
 
 
 @dataclass
@@ -54,7 +57,15 @@ def action_for(score: float, risk: Any) -> str:
         return "require_confirmation"
     if score >= risk.review:
         return "review"
-    return "none"
+    return "allow"
+
+
+def stored_action(action: str | None, score: float | None) -> str | None:
+    """A recorded call's action under the spec's names: ``none`` (and a scored row without one)
+    is ``allow``; an unscored row has none."""
+    if action == "none" or (action is None and score is not None):
+        return "allow"
+    return action
 
 
 def assess(call: ToolCall, config: Any, hook: Any) -> RiskAssessment:

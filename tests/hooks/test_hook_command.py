@@ -112,7 +112,7 @@ def test_claude_allows_and_records_a_harmless_call() -> None:
     assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
     (row,) = rows()
     assert row["session_id"] is None  # unattached: no ECC_SESSION_ID
-    assert row["decision"] == "allow" and row["action"] == "none"
+    assert row["decision"] == "allow" and row["action"] == "allow"
     assert row["score"] == pytest.approx(0.20)
 
 

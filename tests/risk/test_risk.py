@@ -30,28 +30,28 @@ def score(tool: str, text: object, config: Config | None = None, **call: object)
     return assess(ToolCall(tool=tool, input=text, **call), config or Config(), manager().hook)
 
 
-# Spec section 4.3: (tool, input, score, action); the reference's "allow" is ecc's "none".
+# Spec section 4.3: (tool, input, score, action), the spec's action names.
 ACCEPTANCE = [
     ("Write", "Update .env.production with rotated API token", 0.40, "review"),
     ("Edit", "Apply the same replacement across src/**/*.rs", 0.35, "review"),
     ("Bash", "rm -f /tmp/ecc-temp.txt", 0.60, "require_confirmation"),
     ("Bash", "rm -rf . && git push --force origin main", 1.00, "block"),
-    ("Read", "first", 0.05, "none"),
-    ("Write", "second", 0.15, "none"),
-    ("Bash", "third", 0.20, "none"),
-    ("Read", "Read src/lib.rs", 0.05, "none"),
-    ("Edit", "Edit src/config.ts", 0.10, "none"),
+    ("Read", "first", 0.05, "allow"),
+    ("Write", "second", 0.15, "allow"),
+    ("Bash", "third", 0.20, "allow"),
+    ("Read", "Read src/lib.rs", 0.05, "allow"),
+    ("Edit", "Edit src/config.ts", 0.10, "allow"),
     ("Bash", "git push --force", 0.95, "block"),
     ("Bash", "git push origin main", 0.55, "review"),
-    ("Edit", "Cargo.toml", 0.25, "none"),
-    ("Write", "package.json", 0.30, "none"),
+    ("Edit", "Cargo.toml", 0.25, "allow"),
+    ("Write", "package.json", 0.30, "allow"),
     ("Bash", "git reset --hard HEAD~1", 0.65, "require_confirmation"),
     ("Bash", "rm -rf node_modules", 0.65, "require_confirmation"),
     ("Bash", "psql -c 'DROP TABLE users'", 0.65, "require_confirmation"),
     ("Bash", "find . -name '*.log' -delete", 0.45, "review"),
     ("MultiEdit", "src/auth/login.ts", 0.40, "review"),
     ("Bash", "cat ~/.ssh/id_rsa", 0.45, "review"),
-    ("Grep", "TODO", 0.05, "none"),
+    ("Grep", "TODO", 0.05, "allow"),
     ("Bash", "echo hi > /dev/null && rm -rf /", 1.00, "block"),
 ]
 
@@ -150,7 +150,7 @@ def test_thresholds_come_from_config() -> None:
         {"risk": {"review": 0.3, "require_confirmation": 0.4, "block": 0.5}}
     )
     assert score("Bash", "git push origin main", strict).action == "block"
-    assert action_for(0.0, Config().risk) == "none"
+    assert action_for(0.0, Config().risk) == "allow"
 
 
 def test_every_scorer_counts_and_a_broken_one_is_reported_not_fatal() -> None:
@@ -179,7 +179,7 @@ def test_negative_contributions_and_clamping() -> None:
 
     result = assess(ToolCall("Bash", "rm -rf /"), Config(), manager(Trusted()).hook)
     assert result.score == 0.0
-    assert result.action == "none"
+    assert result.action == "allow"
 
 
 def test_cli_score_json_and_text() -> None:
@@ -190,7 +190,7 @@ def test_cli_score_json_and_text() -> None:
     assert data["score"] == 1.0
     assert any("irreversible" in reason for reason in data["reasons"])
     text = run_ecc("risk", "score", "--tool", "Read", "--input", "author notes")
-    assert "action: none" in text.stdout
+    assert "action: allow" in text.stdout
     structured = run_ecc(
         "risk", "score", "--tool", "Bash", "--input", '{"command": "git push -f"}', "--json"
     )
