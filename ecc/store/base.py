@@ -76,6 +76,9 @@ class Store(Records):
     path: Path  # files that belong beside the store on this machine (budget state, daemon log)
     conn: Any
     _insertion_order: str  # the column ordering rows by insertion (ties of ``created_at``)
+    # What a statement raises when a later try may succeed (a lock, a full disk, a lost
+    # connection): the runner retries these, never a logic error.
+    transient_errors: tuple[type[BaseException], ...] = (StoreError,)
 
     # -- plumbing each dialect provides ----------------------------------------------------
 
@@ -91,6 +94,10 @@ class Store(Records):
     def transaction(self) -> AbstractContextManager[None]:
         """A write transaction; every statement inside commits or rolls back together."""
         raise NotImplementedError
+
+    def set_lock_wait(self, seconds: float) -> None:
+        """How long a statement waits for another writer's lock before it fails (the runner
+        keeps this short and retries on its own, so it can look up between attempts)."""
 
     def _rows(self, sql: str, params: Sequence[Any] = ()) -> list[dict[str, Any]]:
         raise NotImplementedError
@@ -108,6 +115,13 @@ class Store(Records):
     def _serialise(self, name: str) -> None:
         """Inside a transaction: hold the lock ``name`` until it ends."""
         raise NotImplementedError
+
+    def _insert_output(self, rows: Sequence[tuple[str, int, str, str, str]]) -> None:
+        """Insert output rows ``(session_id, seq, stream, ts, line)`` (inside a transaction);
+        a dialect may have a faster bulk path."""
+        self._executemany(
+            "INSERT INTO output (session_id, seq, stream, ts, line) VALUES (?, ?, ?, ?, ?)", rows
+        )
 
     def change_counter(self) -> int:
         """A number that changes whenever another connection commits (a cheap poll for
@@ -315,7 +329,7 @@ class Store(Records):
                 raise EccError(f"no session {session_id}")
             if State(row["state"]) in ACTIVE:
                 raise EccError(f"session {session_id} is {row['state']}; stop it first")
-            for table in ("output", "events", "worktree_queue"):
+            for table in ("output", "output_spool", "events", "worktree_queue"):
                 self._exec(f"DELETE FROM {table} WHERE session_id = ?", (session_id,))
             self._exec(
                 "UPDATE tool_calls SET session_id = NULL WHERE session_id = ?", (session_id,)
@@ -434,3 +448,52 @@ class Store(Records):
             "UPDATE sessions SET stop_requested = 1, stop_grace = ?, updated_at = ? WHERE id = ?",
             (grace, now_iso(), session_id),
         )
+
+    # -- spooled output: lines and how far each spool file is stored, moved together ------
+
+    def spool_cursors(self, session_id: str, run: int) -> dict[str, tuple[int, bool]]:
+        """How far each stream of run ``run``'s spool is stored: ``{stream: (bytes consumed,
+        inside an over-long line)}``; a stream not listed is stored from its first byte."""
+        rows = self._rows(
+            "SELECT stream, consumed, skipping FROM output_spool WHERE session_id = ? AND run = ?",
+            (session_id, run),
+        )
+        return {row["stream"]: (int(row["consumed"]), bool(row["skipping"])) for row in rows}
+
+    def append_spooled(
+        self,
+        session_id: str,
+        run: int,
+        rows: Sequence[tuple[int, str, str, str]],
+        moves: dict[str, tuple[tuple[int, bool], tuple[int, bool]]],
+    ) -> bool:
+        """Insert lines ``(seq, stream, ts, line)`` read from run ``run``'s spool and move each
+        stream's cursor from where they were read (``moves[stream][0]``) to past them
+        (``[1]``), in one transaction, so a crash keeps both or neither. False, with nothing
+        written, when a cursor was elsewhere (another reader stored that part first).
+        """
+
+        class CursorMoved(Exception):
+            pass
+
+        try:
+            with self.transaction():
+                for stream, (old, new) in moves.items():
+                    if old == (0, False):
+                        self._exec(
+                            "INSERT INTO output_spool (session_id, run, stream) VALUES (?, ?, ?) "
+                            "ON CONFLICT (session_id, run, stream) DO NOTHING",
+                            (session_id, run, stream),
+                        )
+                    moved = self._exec(
+                        "UPDATE output_spool SET consumed = ?, skipping = ? WHERE session_id = ? "
+                        "AND run = ? AND stream = ? AND consumed = ? AND skipping = ?",
+                        (new[0], int(new[1]), session_id, run, stream, old[0], int(old[1])),
+                    )
+                    if moved != 1:
+                        raise CursorMoved(stream)
+                if rows:
+                    self._insert_output([(session_id, *row) for row in rows])
+        except CursorMoved:
+            return False
+        return True

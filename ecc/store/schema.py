@@ -117,6 +117,18 @@ MIGRATIONS: list[list[str]] = [
     [  # 2: distributed sessions name their repository by remote URL (issue 11)
         "ALTER TABLE sessions ADD COLUMN repo_url TEXT",
     ],
+    [  # 3: how far each run's output spool is stored, moved with its lines (issue 21)
+        """
+        CREATE TABLE output_spool (
+            session_id TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+            run INTEGER NOT NULL,
+            stream TEXT NOT NULL,
+            consumed INTEGER NOT NULL DEFAULT 0,
+            skipping INTEGER NOT NULL DEFAULT 0,
+            PRIMARY KEY (session_id, run, stream)
+        )
+        """,
+    ],
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -31,6 +31,8 @@ class SqliteStore(Store):
 
     dialect = "sqlite"
     _insertion_order = "rowid"
+    # locked, busy, full disk, I/O error, cannot open: each may pass; a constraint never does
+    transient_errors = (sqlite3.OperationalError, StoreError)
 
     def __init__(self, path: Path | str) -> None:
         path = Path(path)
@@ -67,10 +69,14 @@ class SqliteStore(Store):
         self.conn.execute("BEGIN IMMEDIATE")
         try:
             yield
+            self.conn.execute("COMMIT")
         except BaseException:
-            self.conn.execute("ROLLBACK")
+            if self.conn.in_transaction:  # SQLite rolls back by itself on a full disk or I/O error
+                self.conn.execute("ROLLBACK")
             raise
-        self.conn.execute("COMMIT")
+
+    def set_lock_wait(self, seconds: float) -> None:
+        self.conn.execute(f"PRAGMA busy_timeout = {max(0, int(seconds * 1000))}")
 
     def _rows(self, sql: str, params: Sequence[Any] = ()) -> list[dict[str, Any]]:
         return [dict(row) for row in self.conn.execute(sql, params).fetchall()]
