@@ -2,13 +2,14 @@
 
 Every extension point is a hook declared here. A plugin is any module or object with functions
 marked ``@ecc.hookimpl`` whose names and arguments match these specs (a plugin may take fewer
-arguments than a spec offers, never others). Plugins are found through five entry-point groups:
+arguments than a spec offers, never others). Plugins are found through six entry-point groups:
 
 ``ecc.adapters``         harnesses: command lines, env, profiles, resume, detection, output, hooks
 ``ecc.risk_scorers``     contributions to the risk score of one tool call
 ``ecc.notifiers``        delivery of session, budget and approval events
 ``ecc.memory_backends``  storage of ``ecc.memory.v1`` documents
 ``ecc.executors``        where sessions run: this machine (``local``) or a worker pool
+``ecc.forges``           code hosts: opening a pull request for a session's pushed branch
 
 A plugin implements only hooks of its own group's family (each spec's ``@family``;
 ``ecc_register_commands`` belongs to every group): ecc loads a group when one of its hooks is
@@ -47,6 +48,8 @@ if TYPE_CHECKING:
         Notification,
         OutputEvent,
         ProfileTranslation,
+        PullRequest,
+        PullRequestProposal,
         RiskContribution,
         ToolCall,
     )
@@ -59,6 +62,7 @@ EXECUTORS = "ecc.executors"
 NOTIFIERS = "ecc.notifiers"
 RISK_SCORERS = "ecc.risk_scorers"
 MEMORY_BACKENDS = "ecc.memory_backends"
+FORGES = "ecc.forges"
 
 # The entry-point groups and what one of their plugins is called, in the order they load: always
 # as a prefix of this order, so the most used come first (``ecc run -d`` needs adapters and
@@ -69,6 +73,7 @@ GROUPS: dict[str, str] = {
     NOTIFIERS: "notifier",
     RISK_SCORERS: "risk scorer",
     MEMORY_BACKENDS: "memory backend",
+    FORGES: "forge",
 }
 
 
@@ -265,6 +270,22 @@ def ecc_executor(name: str, config: Config) -> Any | None:
 
     The engine's own task state is never read as session state: the store is the truth, and a
     session whose heartbeat is older than ``lease_seconds`` is failed by the reaper.
+    """
+
+
+# -- forges (group ecc.forges) --------------------------------------------------------------
+
+
+@hookspec(firstresult=True)
+@family(FORGES)
+def ecc_open_pull_request(proposal: PullRequestProposal, config: Config) -> PullRequest | None:
+    """Open a pull request for a session's pushed branch; return None if the remote is not yours.
+
+    Called by ``ecc pr ID`` once the branch ``proposal.branch`` is on the remote
+    ``proposal.remote`` (``proposal.remote_url``); the URL returned is recorded on the session.
+    Raise :class:`ecc.contract.errors.EccError` with one line for a failure the user must fix
+    (a CLI missing, not logged in, the host refusing). The built-in ``github`` plugin
+    (``gh pr create``) is ``trylast``: every other forge is asked first.
     """
 
 

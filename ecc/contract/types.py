@@ -187,3 +187,32 @@ class HookResponse:
     exit_code: int = 0
     stdout: str = ""
     stderr: str = ""
+
+
+@dataclass
+class PullRequestProposal:
+    """What ``ecc pr`` asks a forge to open: a session's pushed branch against its base branch.
+
+    ``remote_url`` is the push URL of ``remote`` as git has it (it may carry credentials: never
+    print or log it); ``worktree_path`` is None when the session's worktree was removed.
+    """
+
+    session_id: str
+    repo_root: Path
+    remote: str
+    remote_url: str
+    branch: str
+    base: str
+    title: str
+    body: str
+    draft: bool = False
+    worktree_path: Path | None = None
+
+
+@dataclass
+class PullRequest:
+    """A pull request a forge opened: its URL (recorded on the session), and what it knows."""
+
+    url: str
+    forge: str = ""  # github, gitlab, ...
+    number: int | None = None

@@ -139,6 +139,7 @@ def sample_arguments(tmp_path: Path) -> dict[str, Any]:
         IntegrationRequest,
         LaunchContext,
         Notification,
+        PullRequestProposal,
         ToolCall,
     )
     from ecc.runtime.config import view as fastconfig
@@ -174,6 +175,16 @@ def sample_arguments(tmp_path: Path) -> dict[str, Any]:
         "notification": Notification("session_failed", "s1 failed", "exit 1", session_id="s1"),
         "settings": {"path": str(tmp_path / "notifications.txt")},
         "cli": click.Group("ecc"),
+        "proposal": PullRequestProposal(
+            session_id="s1",
+            repo_root=project,
+            remote="origin",
+            remote_url="https://github.com/acme/acme.git",
+            branch="ecc/s1",
+            base="main",
+            title="fix the test",
+            body="fix the test",
+        ),
     }
 
 

@@ -65,7 +65,9 @@ def discover(key: str | None = None) -> dict[str, list[tuple[str, str]]]:
     cached = startcache.read("plugins", key)
     if cached is not None:
         try:
-            return {group: [tuple(pair) for pair in eps] for group, eps in cached["groups"].items()}
+            found = {group: [tuple(p) for p in eps] for group, eps in cached["groups"].items()}
+            if found.keys() >= GROUPS.keys():  # an older ecc may have scanned fewer groups
+                return found
         except (KeyError, TypeError, AttributeError):
             pass
     from stevedore import NamedExtensionManager
