@@ -39,6 +39,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
         "worktree_group",
         "Inspect, diff, merge, prune worktrees.",
     ),
+    "pr": ("ecc.cli.pr_cmd", "pr_command", "Open a pull request for a session's branch."),
     "daemon": ("ecc.cli.daemon_cmd", "daemon_command", "Recover crashed sessions, start queued."),
     "run-session": ("ecc.cli.runner_cmd", "run_session_command", ""),
     # observability

@@ -108,6 +108,7 @@ def status_command(session_ref: str, as_json: bool) -> None:
             if session.use_worktree
             else "-",
         ),
+        ("PR", session.pr_url or "-"),
         (
             "Runner",
             f"pid {session.runner_pid} on {session.runner_host}" if session.runner_pid else "-",

@@ -1,4 +1,4 @@
-"""``ecc worktree list|status|diff|merge|prune``: the git side of sessions."""
+"""``ecc worktree list|status|diff|commit|push|merge|prune``: the git side of sessions."""
 
 from __future__ import annotations
 
@@ -51,7 +51,7 @@ def _status(session: Any) -> Any:
 
 @click.group("worktree")
 def worktree_group() -> None:
-    """Inspect, diff, merge and prune session worktrees."""
+    """Inspect, diff, commit, push, merge and prune session worktrees."""
 
 
 @worktree_group.command("list")
@@ -140,6 +140,54 @@ def diff_command(session_ref: str, as_json: bool) -> None:
         return
     for line in text.splitlines():
         say(line)
+
+
+@worktree_group.command("commit")
+@click.argument("session_ref", metavar="ID")
+@click.option("-m", "--message", help="The commit message (default: one made from the task).")
+@json_option
+def commit_command(session_ref: str, message: str | None, as_json: bool) -> None:
+    """Commit everything the agent changed in a finished session's worktree.
+
+    A clean worktree commits nothing and is not an error (exit 0).
+    """
+    from ecc.sessions import publishing
+
+    store, _ = _open()
+    session = _session_with_worktree(store, session_ref)
+    result = publishing.commit(store, session, message)
+    if as_json:
+        emit_json(result)
+    elif not result["committed"]:
+        say(f"Nothing to commit: the worktree of session {session.id} is clean.")
+    else:
+        say(
+            f"Committed {result['files']} file(s) on {result['branch']} as "
+            f"{result['commit'][:12]}: {result['subject']}"
+        )
+
+
+@worktree_group.command("push")
+@click.argument("session_ref", metavar="ID")
+@click.option("--remote", help="The remote to push to (default: remote.pushDefault, else origin).")
+@json_option
+def push_command(session_ref: str, remote: str | None, as_json: bool) -> None:
+    """Push a finished session's branch and make it the branch's upstream."""
+    from ecc.sessions import publishing
+
+    store, _ = _open()
+    session = _session_with_worktree(store, session_ref)
+    result = publishing.push(store, session, remote)
+    if as_json:
+        emit_json(result)
+        return
+    say(f"Pushed {result['branch']} ({result['commit'][:12]}) to {result['remote']}.")
+    if result["uncommitted"]:
+        say(
+            f"Note: {result['uncommitted']} uncommitted file(s) in the worktree were not pushed "
+            f"(ecc worktree commit {session.id})",
+            err=True,
+        )
 
 
 @worktree_group.command("merge")

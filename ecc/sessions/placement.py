@@ -119,7 +119,7 @@ class LocalPlacement(Placement):
             if not working.is_dir():
                 raise EccError(f"working directory {working} does not exist")
             return working
-        from ecc.sessions import worktrees
+        from ecc.sessions import provision, worktrees
 
         store = self.store
         repo = Path(session.repo_root or session.project_dir)
@@ -134,6 +134,7 @@ class LocalPlacement(Placement):
             )
             store.update_session(session.id, worktree_path=str(path), worktree_branch=branch)
             store.add_event(session.id, "worktree", f"worktree {path} on branch {branch}")
+            provision.new_worktree(store, session, repo, path, self.config)  # [worktree] settings
         rel = Path(session.project_dir).resolve()
         try:
             sub = rel.relative_to(Path(repo).resolve())

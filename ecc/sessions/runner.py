@@ -325,6 +325,11 @@ class Runner:
         if writer.failure is not None:
             reason += f"; some output could not be stored: {writer.failure}"
         self.outcome = state.value
+        if state == State.COMPLETED and self.config.get("worktree", {}).get("auto_commit"):
+            from ecc.sessions.publishing import auto_commit  # never changes the outcome
+
+            with contextlib.suppress(Exception):
+                writer.call(lambda db: auto_commit(db, session, self.config))
         self.placement.harness_exited()
         try:
             writer.call(

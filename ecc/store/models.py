@@ -123,6 +123,7 @@ class Session:
     worktree_branch: str | None = None
     base_branch: str | None = None
     base_commit: str | None = None
+    pr_url: str | None = None  # the pull request ``ecc pr`` opened for the session's branch
     slot: bool = False
     runner_pid: int | None = None
     runner_host: str | None = None

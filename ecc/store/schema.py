@@ -129,6 +129,9 @@ MIGRATIONS: list[list[str]] = [
         )
         """,
     ],
+    [  # 4: the pull request opened for a session's branch (ecc pr, issue 17)
+        "ALTER TABLE sessions ADD COLUMN pr_url TEXT",
+    ],
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 
@@ -144,6 +147,7 @@ SESSION_COLUMNS = frozenset(
         "project_dir",
         "repo_root",
         "repo_url",
+        "pr_url",
         "working_dir",
         "use_worktree",
         "worktree_path",

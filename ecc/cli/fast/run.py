@@ -40,11 +40,12 @@ def start_session(
     from ecc.store.open import open_store
 
     config = fastconfig.view()  # validated, cached: ``ecc run -d`` imports no pydantic
-    notice = fastconfig.ignored_notice(cwd)  # the runner reads the config of the session's dir
-    if notice:
-        from ecc.runtime.terminal import sanitize
+    _warn(fastconfig.ignored_notice(cwd))  # the runner reads the config of the session's dir
+    if config.auto_create_worktrees if use_worktree is None else use_worktree:
+        from ecc.sessions import provision
 
-        sys.stderr.write(sanitize(notice) + "\n")
+        # what [worktree] copy_ignored / setup will do, before a runner does it the first time
+        _warn(provision.first_time_notice(cwd or Path.cwd(), config))
     store = open_store(config=config)
     request = manager.Request(
         task=task,
@@ -55,7 +56,19 @@ def start_session(
         cwd=cwd,
         executor=executor,
     )
-    return store, service.start(store, request, config)
+    session = service.start(store, request, config)
+    if session.use_worktree:
+        from ecc.sessions import provision
+
+        _warn(provision.dirty_warning(session))
+    return store, session
+
+
+def _warn(line: str | None) -> None:
+    if line:
+        from ecc.runtime.terminal import sanitize
+
+        sys.stderr.write(sanitize(line) + "\n")
 
 
 def started_text(session: Any, as_json: bool) -> str:

@@ -84,6 +84,10 @@ def _is_none(new: Any, old: Any, lower: Mapping[str, Any]) -> bool:
     return new is None
 
 
+def _is_empty(new: Any, old: Any, lower: Mapping[str, Any]) -> bool:
+    return not new
+
+
 def _is_stop(new: Any, old: Any, lower: Mapping[str, Any]) -> bool:
     return new == "stop"
 
@@ -125,6 +129,12 @@ GUARDS: tuple[Guard, ...] = (
     Guard(("executor",), REDIRECTS.format("sessions")),
     Guard(("executors", "*"), "executor settings name brokers, hosts and credentials"),
     Guard(("worktree_root",), "moves worktrees, and the agents' writes, to a path it names"),
+    Guard(("worktree", "setup"), RUNS + " in every new worktree", _is_empty),
+    Guard(
+        ("worktree", "copy_ignored"),
+        "copies files git ignores (secrets such as .env) into the agents' worktrees",
+        _subset,
+    ),
     Guard(("store", "url"), REDIRECTS.format("the session store")),
     Guard(("memory", "backend"), REDIRECTS.format("memory (another backend)")),
     Guard(("memory", "settings"), REDIRECTS.format("memory (backend settings)")),

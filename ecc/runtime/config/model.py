@@ -161,6 +161,30 @@ class RemoteSettings(_Strict):
     max_idle_connections_per_peer: int = Field(default=8, ge=1)  # the oldest beyond this close
 
 
+class WorktreeSettings(_Strict):
+    """``[worktree]``: what a new session worktree gets, and whether a completed session's
+    changes are committed in it (``worktree_root`` and the other ``worktree_*`` keys predate
+    this table and stay where they are)."""
+
+    auto_commit: bool = False  # commit the agent's changes when its session completes
+    # Files git ignores (``.env``, ``config/*.local``) copied from the checkout into each new
+    # worktree: globs relative to the repository root (``**`` crosses directories).
+    copy_ignored: list[str] = Field(default_factory=list)
+    setup: str = ""  # a shell command run in each new worktree before the agent starts
+    setup_timeout_secs: float = Field(default=600.0, gt=0)
+
+    @field_validator("copy_ignored")
+    @classmethod
+    def _relative_globs(cls, value: list[str]) -> list[str]:
+        for pattern in value:
+            parts = pattern.replace("\\", "/").split("/")
+            if not pattern.strip():
+                raise ValueError("a glob must not be empty")
+            if pattern.startswith(("/", "~", ":")) or ".." in parts or "\0" in pattern:
+                raise ValueError(f"{pattern!r} must be a glob relative to the repository root")
+        return value
+
+
 class Config(_Strict):
     """The effective configuration; names follow the reference's ``ecc2.toml`` where it has one."""
 
@@ -208,6 +232,7 @@ class Config(_Strict):
     memory: MemorySettings = Field(default_factory=MemorySettings)
     store: StoreSettings = Field(default_factory=StoreSettings)
     remote: RemoteSettings = Field(default_factory=RemoteSettings)
+    worktree: WorktreeSettings = Field(default_factory=WorktreeSettings)
 
     @field_validator("worktree_branch_prefix")
     @classmethod
