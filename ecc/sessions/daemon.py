@@ -89,7 +89,8 @@ def reap_quietly(store: Store, config: Config | None = None) -> None:
 def recover(store: Store, config: Config) -> list[dict[str, Any]]:
     """Mark sessions whose runner died or went silent; returns what was done."""
     actions: list[dict[str, Any]] = reap_expired(store, config)
-    actions += refresh_liveness(store, None, config)  # this host's dead runners, as reads do
+    # this host's dead runners, as reads do; unlike a read, wait for their harnesses to end
+    actions += refresh_liveness(store, None, config, wait=float(config.stop_grace_secs) + 1.0)
     timeout = float(config.session_timeout_secs)
     for session in store.list_sessions([State.PENDING, State.QUEUED, State.RUNNING, State.STALE]):
         if session.executor != "local":
@@ -101,7 +102,7 @@ def recover(store: Store, config: Config) -> list[dict[str, Any]]:
             and session.runner_pid
             and not procs.alive(session.runner_pid, session.runner_token)
         ):
-            continue  # died after refresh_liveness looked: the next pass (or read) records it
+            continue  # refresh_liveness records it (once its harness has ended)
         if session.state in (State.PENDING, State.QUEUED):
             if (
                 session.state == State.PENDING

@@ -38,13 +38,18 @@ HARNESS_END_SECS = 30.0  # past the stop grace: how long a dead runner's harness
 
 
 def refresh_liveness(
-    store: Store, sessions: Iterable[Session] | None = None, config: Config | None = None
+    store: Store,
+    sessions: Iterable[Session] | None = None,
+    config: Config | None = None,
+    wait: float = 0.0,
 ) -> list[dict[str, Any]]:
     """Judge the runner of each active local session of this host among ``sessions`` (default:
     every active session) and record the dead ones; then give freed slots to queued sessions.
 
     Returns what was done, one ``{"id", "action", "reason"?}`` per session changed; callers
-    re-read those rows. ``config`` is loaded only when something has to be recorded.
+    re-read those rows. ``config`` is loaded only when something has to be recorded. Reads
+    never wait for a dead runner's harness to end (a later look records it); the daemon waits
+    up to ``wait`` seconds for each.
     """
     rows = store.list_sessions(sorted(ACTIVE)) if sessions is None else sessions
     host = procs.hostname()
@@ -63,7 +68,7 @@ def refresh_liveness(
         from ecc.runtime.config import view as fastconfig
 
         config = fastconfig.view()
-    actions = [action for s in dead if (action := record_dead_runner(store, s, config))]
+    actions = [action for s in dead if (action := record_dead_runner(store, s, config, wait))]
     if actions:
         from ecc.sessions.manager import dispatch_queued
 
@@ -74,7 +79,9 @@ def refresh_liveness(
     return actions
 
 
-def record_dead_runner(store: Store, seen: Session, config: Config) -> dict[str, Any] | None:
+def record_dead_runner(
+    store: Store, seen: Session, config: Config, wait: float = 0.0
+) -> dict[str, Any] | None:
     """Record that the runner of ``seen`` (judged dead) died, if the store still says so.
 
     A queued session just loses its claim (a free slot starts it again). A pending or running
@@ -95,7 +102,7 @@ def record_dead_runner(store: Store, seen: Session, config: Config) -> dict[str,
         if not store.release_runner(fresh.id, pid):
             return None
         return {"id": fresh.id, "action": "released dead queued runner"}
-    harness = _end_harness(fresh, config)
+    harness = _end_harness(fresh, config, wait)
     if harness == "ending":
         return None
     how = _death_signal(pid, fresh.runner_token)
@@ -104,7 +111,7 @@ def record_dead_runner(store: Store, seen: Session, config: Config) -> dict[str,
         reason = f"runner process {pid} died before starting the harness{killed}"
     else:
         reason = f"runner process {pid} died without recording an exit{killed}"
-        if harness == "stuck":
+        if harness == "killed":
             reason += (
                 f"; its harness process group {fresh.harness_pgid} outlived the grace: SIGKILL"
             )
@@ -120,9 +127,10 @@ def record_dead_runner(store: Store, seen: Session, config: Config) -> dict[str,
     return {"id": fresh.id, "action": "failed", "reason": reason}
 
 
-def _end_harness(session: Session, config: Config) -> str:
-    """Ask what a dead runner's harness left to end, without waiting: "ending" while it runs,
-    "gone" once it has ended, "stuck" when it is still there long after the grace.
+def _end_harness(session: Session, config: Config, wait: float = 0.0) -> str:
+    """Ask what a dead runner's harness left to end, and wait up to ``wait`` seconds: "ending"
+    while it runs, "gone" once it has ended, "killed" when it was still there long after the
+    grace (SIGKILL, and the session is recorded whatever is left).
 
     Its supervisor, when it still leads the group, got the runner's death signal too: it
     forwards one SIGTERM and sends SIGKILL after its own grace. A group without its
@@ -141,7 +149,14 @@ def _end_harness(session: Session, config: Config) -> str:
         procs.ask_group_to_end(pgid)
     else:
         procs.signal_group(pgid, signal.SIGKILL)
-    return "stuck" if overdue else "ending"
+    if overdue:
+        return "killed"
+    deadline = time.monotonic() + wait
+    while time.monotonic() < deadline:
+        time.sleep(0.05)
+        if not procs.group_alive(pgid):
+            return "gone"
+    return "ending"
 
 
 def _death_signal(pid: int, token: str | None) -> int | None:
