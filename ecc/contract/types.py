@@ -167,14 +167,14 @@ class HookDecision:
     """What ecc decided about one hook event; adapters turn it into the harness's protocol.
 
     ``decision`` is ``allow``, ``ask`` or ``deny``; ``action`` is the risk action
-    (``none``, ``review``, ``require_confirmation``, ``block``) it came from. An adapter whose
+    (``allow``, ``review``, ``require_confirmation``, ``block``) it came from. An adapter whose
     harness cannot ask sets ``decision`` to ``deny`` when answering: the call is recorded after
     the answer, with the decision the harness was really given.
     """
 
     event: HookEvent
     decision: str = "allow"
-    action: str = "none"
+    action: str = "allow"
     score: float = 0.0
     reason: str = ""
     reasons: list[str] = field(default_factory=list)  # every scorer contribution's reason

@@ -280,6 +280,13 @@ def test_actions_are_the_specs_names() -> None:
     assert json.loads(done.stdout)["action"] == "allow"
 
 
+def test_a_hook_decision_that_scored_nothing_says_allow() -> None:
+    from ecc.contract.types import HookDecision, HookEvent
+
+    decision = HookDecision(HookEvent(harness="claude", event="SessionStart"))
+    assert (decision.decision, decision.action) == ("allow", "allow")
+
+
 def test_rows_recorded_before_the_names_read_as_allow() -> None:
     from ecc.observability.risk import stored_action
 
