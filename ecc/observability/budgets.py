@@ -364,6 +364,19 @@ def _stop(store: Store, session_id: str, why: Overrun, config: Any) -> None:
     store.add_event(session_id, "budget_stop", f"{why.describe()}: stop requested", why.as_dict())
 
 
+def stop_reason(store: Store, session_id: str) -> str | None:
+    """Why a budget asked the session's current run to stop (``session token budget exceeded
+    (320 of 200 tokens)``), or None when no budget did: what the runner records as the reason
+    it stopped."""
+    reason = None
+    for event in store.list_events(session_id):
+        if event["to_state"] == "pending":  # created or resumed: a new run
+            reason = None
+        elif event["kind"] == "budget_stop":
+            reason = str(event["reason"]).removesuffix(": stop requested")
+    return reason
+
+
 def _alert(scope: dict[str, Any], session_id: str | None, config: Any, done: list) -> None:
     from ecc.contract.types import Notification
     from ecc.observability.notify import send

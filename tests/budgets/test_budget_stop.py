@@ -200,6 +200,21 @@ def test_a_running_session_going_over_its_budget_is_stopped(store: Store, tmp_pa
     assert done.returncode != 0
 
 
+def test_the_stop_reason_is_the_budget_of_this_run_only(store: Store) -> None:
+    config = Config(session_token_budget=100, budget_action="stop")
+    store.insert_session(
+        "live", task="t", harness="shell", state=State.RUNNING, reason="test",
+        project_dir="/tmp", working_dir="/tmp",
+    )  # fmt: skip
+    assert budgets.stop_reason(store, "live") is None
+    store.add_usage("live", 150, 0)
+    budgets.check(store, config)
+    assert budgets.stop_reason(store, "live") == "session token budget exceeded (150 of 100 tokens)"
+    store.transition("live", State.STOPPED, "stopped on request")
+    store.transition("live", State.PENDING, "resumed on request", stop_requested=0)
+    assert budgets.stop_reason(store, "live") is None  # a later run's stop is not the budget's
+
+
 def test_a_budget_stop_names_the_overall_budget_for_every_session(store: Store) -> None:
     config = Config(cost_budget_usd=1.0, budget_action="stop")
     spent(store, cost=1.25)
