@@ -1,271 +1,424 @@
-"""Output capture of a session run: the reader thread and the runner's one store writer.
+"""Output capture of a session run: the spool reader and the runner's one store writer.
 
-The :class:`Reader` reads the harness's stdout and stderr as they arrive and queues complete
-lines; the :class:`Writer` is the only thread of a runner that writes to the store: it batches
-output lines (one transaction per batch, up to :data:`BATCH_LINES`), feeds them to the
-harness adapter's output parser, records what the parser finds (usage, tool calls, the harness's
-own session id) and runs every other write the runner hands it, on its own connection.
+The harness writes into its spool (:mod:`ecc.sessions.spool`), never into the runner. The
+:class:`SpoolReader` tails the spool files, splits them into lines and hands the writer a
+bounded number of items (so the runner's memory stays bounded whatever the harness prints;
+:mod:`ecc.sessions.backpressure` slows a harness that outpaces the store). The :class:`Writer`
+is the only thread of a runner that writes to the store: it stores output in batches, each
+moving the spool's cursors in the same transaction, feeds the lines to the adapter's parser
+(:mod:`ecc.sessions.parsing`), and runs every other write the runner hands it, calls before
+output. A store operation that fails with a passing error (locked, disk full, connection
+lost) is tried again with backoff for ``store_retry_secs``; then the output is given up (it
+stays in the spool for recovery) and the runner told, so the session ends failed with the
+reason. Nothing here waits without a bound.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
-import queue
-import selectors
 import threading
 import time
+from collections import deque
 from concurrent.futures import Future
 from typing import TYPE_CHECKING, Any
 
-from ecc.store.models import iso_from_epoch
+from ecc.sessions.parsing import apply_output_event, owning_parser
+from ecc.sessions.spool import (
+    BATCH_LINES,
+    MAX_LINE_BYTES,
+    LineSplitter,
+    SpoolTaken,
+    end_item,
+    read_items,
+    rows_of,
+)
+from ecc.store.base import StoreError
 
 if TYPE_CHECKING:
     from collections.abc import Callable
+    from pathlib import Path
 
+    from ecc.sessions.parsing import OutputParser
     from ecc.store.base import Store
     from ecc.store.models import Session
 
+# the line cap and the parser helpers, where callers have always found them
+__all__ = [
+    "MAX_LINE_BYTES",
+    "Reader",
+    "SpoolReader",
+    "Writer",
+    "apply_output_event",
+    "owning_parser",
+]
+
 log = logging.getLogger("ecc.runner")
 
-MAX_LINE_BYTES = 64 * 1024
-READ_CHUNK = 256 * 1024
-BATCH_LINES = 5000
+OUTPUT_ITEMS = 8  # read items waiting for the writer (each at most BATCH_LINES lines)
+ATTEMPT_WAIT_SECS = 1.0  # how long one store attempt waits for another writer's lock
+IDLE_POLL_SECS = (0.005, 0.2)  # the reader's first and longest wait for new output
 
 
-class Reader(threading.Thread):
-    """Reads stdout and stderr of the harness as they arrive and queues complete lines.
+class Inbox:
+    """What the writer works through: calls (never refused) go before output items, of which
+    at most ``limit`` wait; a reader that is further ahead waits (its output is in the spool)."""
 
-    One thread for both pipes (a selector), so lines keep their arrival order across streams.
-    Lines are split on ``\\n`` (a trailing ``\\r`` is dropped), decoded with ``errors="replace"``
-    and capped at :data:`MAX_LINE_BYTES` (the rest of an over-long line is dropped and counted).
-    """
+    END: tuple[str] = ("end",)
 
-    def __init__(self, pipes: dict[str, Any], sink: queue.Queue[Any]) -> None:
-        super().__init__(name="ecc-reader", daemon=True)
-        self.pipes = pipes
-        self.sink = sink
-        self.abandon = threading.Event()
-        self.truncated = 0
+    def __init__(self, limit: int) -> None:
+        self.ready = threading.Condition()
+        self.calls: deque[Any] = deque()
+        self.output: deque[Any] = deque()
+        self.limit = limit
 
-    def run(self) -> None:
-        selector = selectors.DefaultSelector()
-        buffers: dict[str, bytearray] = {}
-        skipping: dict[str, bool] = {}
-        for stream, pipe in self.pipes.items():
-            os.set_blocking(pipe.fileno(), False)
-            selector.register(pipe.fileno(), selectors.EVENT_READ, stream)
-            buffers[stream] = bytearray()
-            skipping[stream] = False
-        open_streams = len(self.pipes)
-        try:
-            while open_streams and not self.abandon.is_set():
-                for key, _ in selector.select(timeout=0.2):
-                    stream = key.data
-                    try:
-                        chunk = os.read(key.fd, READ_CHUNK)
-                    except BlockingIOError:
-                        continue
-                    now = time.time()
-                    if not chunk:
-                        selector.unregister(key.fd)
-                        open_streams -= 1
-                        rest = buffers[stream]
-                        if rest and not skipping[stream]:
-                            self.sink.put((stream, now, [_decode(bytes(rest))]))
-                        rest.clear()
-                        continue
-                    lines = self._split(stream, chunk, buffers, skipping)
-                    if lines:
-                        self.sink.put((stream, now, lines))
-        finally:
-            selector.close()
-            self.sink.put(None)
+    def put_call(self, op: Any) -> None:
+        with self.ready:
+            self.calls.append(op)
+            self.ready.notify_all()
 
-    def _split(
-        self, stream: str, chunk: bytes, buffers: dict[str, bytearray], skipping: dict[str, bool]
-    ) -> list[str]:
-        buf = buffers[stream]
-        buf += chunk
-        lines: list[str] = []
-        start = 0
-        while True:
-            end = buf.find(b"\n", start)
-            if end < 0:
-                break
-            if skipping[stream]:
-                skipping[stream] = False
-            elif end - start > MAX_LINE_BYTES:
-                lines.append(self._truncated(buf[start : start + MAX_LINE_BYTES]))
-            else:
-                lines.append(_decode(bytes(buf[start:end])))
-            start = end + 1
-        del buf[:start]
-        if len(buf) > MAX_LINE_BYTES:
-            if not skipping[stream]:
-                lines.append(self._truncated(buf[:MAX_LINE_BYTES]))
-                skipping[stream] = True
-            buf.clear()
-        return lines
+    def put_output(self, item: Any, timeout: float) -> bool:
+        """Queue a read item; False when the queue stayed full for ``timeout`` seconds."""
+        with self.ready:
+            if not self.ready.wait_for(lambda: len(self.output) < self.limit, timeout):
+                return False
+            self.output.append(item)
+            self.ready.notify_all()
+            return True
 
-    def _truncated(self, head: bytearray) -> str:
-        self.truncated += 1
-        return _decode(bytes(head)) + " [line truncated]"
+    def put_end(self) -> None:
+        with self.ready:
+            self.output.append(self.END)
+            self.ready.notify_all()
+
+    def first_call(self) -> Any:
+        with self.ready:
+            return self.calls[0] if self.calls else None
+
+    def done_call(self) -> None:
+        with self.ready:
+            self.calls.popleft()
+
+    def take_output(self, max_lines: int) -> tuple[list[Any], bool]:
+        """Waiting items up to about ``max_lines`` lines, and whether the end came with them."""
+        items: list[Any] = []
+        lines = 0
+        with self.ready:
+            while self.output and lines < max_lines:
+                item = self.output.popleft()
+                if item is self.END:
+                    self.ready.notify_all()
+                    return items, True
+                items.append(item)
+                lines += len(item[2])
+            self.ready.notify_all()
+        return items, False
+
+    def wait(self, timeout: float, calls_only: bool = False) -> None:
+        """Until there is work (a call, with ``calls_only``) or ``timeout`` seconds pass."""
+        with self.ready:
+            self.ready.wait_for(lambda: self.calls or (self.output and not calls_only), timeout)
+
+    def wake(self) -> None:
+        with self.ready:
+            self.ready.notify_all()
 
 
-def _decode(raw: bytes) -> str:
-    if raw.endswith(b"\r"):
-        raw = raw[:-1]
-    return raw.decode("utf-8", "replace")
+class _Op:
+    """One store operation being tried: a call, or a batch of output items."""
+
+    __slots__ = ("deadline", "delay", "ends", "fn", "future", "items", "window")
+
+    def __init__(self, window: float, fn: Any = None, future: Any = None) -> None:
+        self.window = window
+        self.deadline: float | None = None  # set by the first attempt
+        self.delay = 0.05
+        self.fn = fn
+        self.future = future
+        self.items: list[Any] = []
+        self.ends = False
 
 
 class Writer(threading.Thread):
     """The runner's one store writer: output batches, parsed events and every other write.
 
-    Producers put ``(stream, read_time, [lines])`` for output, or ``(callable, Future)`` for
-    any other write, which runs on this thread's own connection. ``None`` ends the output.
+    ``call(fn)`` runs ``fn(store)`` on this thread's connection and returns its result (or
+    raises its error); ``submit(fn)`` does not wait. Output comes from a :class:`SpoolReader`
+    through :attr:`inbox`. :attr:`failure` says why output could not be stored (then
+    :attr:`output_done` is set too and ``on_failure`` called); :attr:`committed` is how many
+    bytes of each spool stream are stored.
     """
 
     def __init__(
         self,
         opener: Callable[[], Store],
         session: Session,
-        parser: Callable[..., Any] | None,
+        parser: OutputParser | None,
+        run: int,
+        cursors: dict[str, tuple[int, bool]],
         first_seq: int,
+        retry_secs: float,
+        on_failure: Callable[[], None] | None = None,
     ) -> None:
         super().__init__(name="ecc-writer", daemon=True)
         self.opener = opener
         self.session = session
-        self.hook = parser
-        self.parser: Callable[..., Any] | None = None
-        self.parser_resolved = False
+        self.parser = parser
+        self.spool_run = run
         self.seq = first_seq
-        self.inbox: queue.Queue[Any] = queue.Queue()
+        self.retry_secs = retry_secs
+        self.on_failure = on_failure
+        self.inbox = Inbox(OUTPUT_ITEMS)
+        self.committed = {stream: cursor[0] for stream, cursor in cursors.items()}
         self.lines_written = 0
-        self.failure: BaseException | None = None
+        self.failure: str | None = None
         self.output_done = threading.Event()
+        self.closing = threading.Event()
+        self.store: Store | None = None
 
-    def call(self, fn: Callable[[Store], Any]) -> Any:
-        """Run ``fn(store)`` on the writer thread and return its result (or raise its error)."""
+    def submit(self, fn: Callable[[Store], Any], window: float | None = None) -> Future[Any]:
+        """Queue ``fn(store)``; tried for ``window`` seconds (default ``store_retry_secs``;
+        0: once) while the store fails with a passing error."""
         future: Future[Any] = Future()
-        self.inbox.put((fn, future))
-        return future.result()
+        self.inbox.put_call(_Op(self.retry_secs if window is None else window, fn, future))
+        return future
 
-    def close(self) -> None:
-        self.inbox.put(("__close__", None))
-        self.join()
+    def call(self, fn: Callable[[Store], Any], window: float | None = None) -> Any:
+        """Run ``fn(store)`` on the writer thread and return its result (or raise its error)."""
+        return self.submit(fn, window).result()
+
+    def close(self, timeout: float = 30.0) -> None:
+        """Finish the calls already queued and end; output not yet stored stays in the spool."""
+        self.closing.set()
+        self.inbox.wake()
+        if self.is_alive():
+            self.join(timeout)
+        if self.is_alive():
+            log.error("the store writer did not end within %gs; leaving it", timeout)
+
+    # -- the thread ----------------------------------------------------------------------
 
     def run(self) -> None:
-        store = self.opener()
+        batch: _Op | None = None
         try:
             while True:
-                item = self.inbox.get()
-                batch: list[tuple[int, str, str, str]] = []
-                calls: list[Any] = []
-                closing = False
-                while True:
-                    if item is None:
-                        self.output_done.set()
-                    elif isinstance(item[0], str) and item[0] == "__close__":
-                        closing = True
-                    elif callable(item[0]):
-                        calls.append(item)
-                    else:
-                        stream, read_time, lines = item
-                        stamp = iso_from_epoch(read_time)
-                        for line in lines:
-                            self.seq += 1
-                            batch.append((self.seq, stream, stamp, line))
-                    if len(batch) >= BATCH_LINES:
-                        break
-                    try:
-                        item = self.inbox.get_nowait()
-                    except queue.Empty:
-                        break
-                if batch:
-                    self._write_batch(store, batch)
-                for fn, future in calls:
-                    try:
-                        future.set_result(fn(store))
-                    except BaseException as exc:
-                        future.set_exception(exc)
-                if closing and self.inbox.empty():
+                op = self.inbox.first_call()
+                if op is not None:
+                    if self._attempt(op):
+                        self.inbox.done_call()
+                    continue
+                if self.closing.is_set():
                     return
+                if batch is None:
+                    batch = self._take_batch()
+                if batch is None:
+                    self.inbox.wait(5.0)  # woken by any new work; the timeout is a safety net
+                elif self._attempt(batch):
+                    batch = None
         finally:
-            store.close()
+            self._drop_connection()
+            for op in self.inbox.calls:  # only when closing: nobody waits for them any more
+                if not op.future.done():
+                    op.future.set_exception(StoreError("the store writer has ended"))
 
-    def _write_batch(self, store: Store, batch: list[tuple[int, str, str, str]]) -> None:
+    def _take_batch(self) -> _Op | None:
+        items, ends = self.inbox.take_output(BATCH_LINES)
+        if not items and not ends:
+            return None
+        if self.failure is not None:  # given up: it stays in the spool for a later drain
+            items = []
+        if not items:
+            if ends:
+                self.output_done.set()
+            return None
+        batch = _Op(self.retry_secs)
+        batch.items, batch.ends = items, ends
+        return batch
+
+    def _attempt(self, op: _Op) -> bool:
+        """One try of ``op``; True when it is over (done, or failed for good)."""
+        if op.deadline is None:
+            op.deadline = time.monotonic() + op.window
         try:
-            store.append_output(self.session.id, batch)
-            self.lines_written += len(batch)
+            if self.store is None:
+                self.store = self.opener()
+                self.store.set_lock_wait(ATTEMPT_WAIT_SECS)
+            if op.fn is not None:
+                op.future.set_result(op.fn(self.store))
+            else:
+                self._store_batch(self.store, op)
+            return True
+        except Exception as exc:
+            transient = self._transient(exc)
+            if transient:
+                self._drop_connection()  # the next attempt opens a fresh one
+            if transient and time.monotonic() < op.deadline:
+                self._back_off(op)
+                return False
+            if op.fn is not None:
+                if transient:
+                    exc = StoreError(f"{exc} (tried for {op.window:g}s)")
+                op.future.set_exception(exc)
+            else:
+                self._give_up(exc, op.window if transient else None)
+            return True
+
+    def _store_batch(self, store: Store, op: _Op) -> None:
+        rows, moves = rows_of(op.items, self.seq)
+        if not store.append_spooled(self.session.id, self.spool_run, rows, moves):
+            # an attempt that failed after its commit (a connection lost) already stored them
+            cursors = store.spool_cursors(self.session.id, self.spool_run)
+            if any(cursors.get(stream) != new for stream, (_, new) in moves.items()):
+                raise SpoolTaken(f"another process stored output of session {self.session.id}")
+        if rows:
+            self.seq = rows[-1][0]
+        self.lines_written += len(rows)
+        for stream, (_, new) in moves.items():
+            self.committed[stream] = new[0]
+        if op.ends:
+            self.output_done.set()
+        try:
             store.heartbeat(self.session.id)
-        except Exception as exc:  # keep capturing: a failed batch is reported, not fatal
-            self.failure = exc
-            log.error("writing %d output lines failed: %s", len(batch), exc)
-            return
-        if self.hook is not None and not self.parser_resolved:
-            _, stream, _, line = batch[0]
-            self.parser = owning_parser(self.hook, self.session.harness, line, stream)
-            self.parser_resolved = True
-        if self.parser is not None:
-            for _, stream, _, line in batch:
-                self._parse(store, line, stream)
+            if self.parser is not None:
+                self.parser.feed(store, rows)
+        except Exception as exc:  # stored already: never try the batch again for these
+            log.warning("after storing %d lines: %s", len(rows), exc)
 
-    def _parse(self, store: Store, line: str, stream: str) -> None:
-        if self.parser is None:
-            return
-        try:
-            events = self.parser(harness=self.session.harness, line=line, stream=stream)
-        except Exception as exc:
-            log.warning("output parser failed on a line: %s", exc)
-            return
-        for event in events or ():
-            try:
-                apply_output_event(store, self.session, event)
-            except Exception as exc:
-                log.warning("could not record %s event: %s", getattr(event, "kind", "?"), exc)
+    def _transient(self, exc: Exception) -> bool:
+        if isinstance(exc, SpoolTaken):
+            return False
+        errors = self.store.transient_errors if self.store is not None else (StoreError,)
+        return isinstance(exc, errors)
+
+    def _back_off(self, op: _Op) -> None:
+        assert op.deadline is not None
+        pause = min(op.delay, max(0.0, op.deadline - time.monotonic()))
+        op.delay = min(op.delay * 2, 1.0)
+        # a failing batch lets calls through meanwhile; a failing call keeps its place
+        self.inbox.wait(pause, calls_only=True) if op.fn is None else time.sleep(pause)
+        if self.closing.is_set() and op.fn is None:
+            op.deadline = 0.0  # closing: the output stays in the spool
+
+    def _give_up(self, exc: Exception, tried: float | None) -> None:
+        self.failure = f"{exc}" + (f" (tried for {tried:g}s)" if tried is not None else "")
+        log.error("output could not be stored: %s", self.failure)
+        self.output_done.set()
+        if self.on_failure is not None:
+            self.on_failure()
+
+    def _drop_connection(self) -> None:
+        if self.store is not None:
+            with contextlib.suppress(Exception):
+                self.store.close()
+            self.store = None
 
 
-def owning_parser(hook: Any, harness: str, line: str, stream: str) -> Callable[..., Any] | None:
-    """The one ``ecc_parse_output_line`` implementation that parses ``harness``, or None.
+class SpoolReader(threading.Thread):
+    """Tails one run's spool files into a writer's inbox, a bounded number of items ahead.
 
-    ``hook`` holds only the plugins that declare the harness (``PluginSet.harness_hook``), so
-    one implementation is the parser whatever it answers for the first line. When several
-    declare it, the first (in pluggy's order) that answers the first line owns the session, and
-    later lines skip the hook machinery (a full pluggy call per line would cap capture
-    throughput).
+    :meth:`finish` says the harness is gone: read to the end (the last line without a newline
+    too) and end the output. :attr:`error` is set when the spool could not be read.
     """
-    from ecc.runtime.plugins.calls import implementations
 
-    found = implementations(hook)
-    if len(found) == 1:
-        return found[0]
-    for impl in found:
+    def __init__(
+        self, files: dict[str, Path], cursors: dict[str, tuple[int, bool]], writer: Writer
+    ) -> None:
+        super().__init__(name="ecc-reader", daemon=True)
+        self.files = files
+        self.splitters = {s: LineSplitter(*cursors.get(s, (0, False))) for s in files}
+        self.writer = writer
+        self.finishing = threading.Event()
+        self.abandon = threading.Event()
+        self.error: str | None = None
+
+    @property
+    def truncated(self) -> int:
+        return sum(splitter.truncated for splitter in self.splitters.values())
+
+    def finish(self) -> None:
+        self.finishing.set()
+
+    def run(self) -> None:
+        fds: dict[str, int] = {}
         try:
-            if impl(harness=harness, line=line, stream=stream) is not None:
-                return impl
-        except Exception as exc:
-            log.warning("output parser %s failed: %s", impl.name, exc)
-    return None
+            for stream, path in self.files.items():
+                fds[stream] = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+            idle = IDLE_POLL_SECS[0]
+            while not self.abandon.is_set():
+                final = self.finishing.is_set()  # all written before finish() is in the files
+                got = False
+                for stream, fd in fds.items():
+                    items = read_items(self.splitters[stream], fd, stream)
+                    for item in items:
+                        if not self._hand(item):
+                            return
+                    got = got or bool(items)
+                if got:
+                    idle = IDLE_POLL_SECS[0]
+                elif final:
+                    break
+                else:
+                    self.finishing.wait(idle)
+                    idle = min(idle * 2, IDLE_POLL_SECS[1])
+            else:
+                return
+            for stream in fds:
+                for item in end_item(self.splitters[stream], stream):
+                    if not self._hand(item):
+                        return
+            self.writer.inbox.put_end()
+        except OSError as exc:
+            self.error = f"the output spool could not be read: {exc}"
+            log.error("%s", self.error)
+            self.writer.inbox.put_end()
+        finally:
+            for fd in fds.values():
+                os.close(fd)
+
+    def _hand(self, item: Any) -> bool:
+        while not self.writer.inbox.put_output(item, timeout=0.1):
+            if self.abandon.is_set():
+                return False
+        return True
 
 
-def apply_output_event(store: Store, session: Session, event: Any) -> None:
-    """Record one :class:`ecc.contract.types.OutputEvent` parsed by the harness adapter."""
-    data = event.data or {}
-    if event.kind == "harness_session" and data.get("id"):
-        store.update_session(session.id, harness_session_id=str(data["id"]))
-    elif event.kind == "usage":
-        from ecc.observability import budgets
+class Reader(threading.Thread):
+    """Reads pipes (not a spool) as they arrive and queues ``(stream, time, lines)`` items,
+    then ``None``: the same line rules as the spool (:class:`ecc.sessions.spool.LineSplitter`)
+    for a caller that holds a harness's pipes."""
 
-        if budgets.record_usage(store, session.id, data):
-            budgets.check(store, session_id=session.id)
-    elif event.kind == "tool_call":
-        store.record_tool_call(
-            session_id=session.id,
-            harness=session.harness,
-            tool=str(data.get("tool") or "unknown"),
-            input=data.get("input", {}),
-            decision="observed",
-        )
-    else:
-        store.add_event(session.id, f"output_{event.kind}", str(data.get("text", ""))[:2000], data)
+    def __init__(self, pipes: dict[str, Any], sink: Any) -> None:
+        super().__init__(name="ecc-pipe-reader", daemon=True)
+        self.pipes = pipes
+        self.sink = sink
+        self.splitters = {stream: LineSplitter() for stream in pipes}
+
+    @property
+    def truncated(self) -> int:
+        return sum(splitter.truncated for splitter in self.splitters.values())
+
+    def run(self) -> None:
+        import selectors
+
+        selector = selectors.DefaultSelector()
+        for stream, pipe in self.pipes.items():
+            selector.register(pipe.fileno(), selectors.EVENT_READ, stream)
+        try:
+            while selector.get_map():
+                for key, _ in selector.select():
+                    splitter = self.splitters[key.data]
+                    chunk = os.read(key.fd, 256 * 1024)
+                    if not chunk:
+                        selector.unregister(key.fd)
+                        lines = splitter.rest()
+                    else:
+                        splitter.feed(chunk)
+                        lines = []
+                        while batch := splitter.lines():
+                            lines += batch
+                    if lines:
+                        self.sink.put((key.data, time.time(), lines))
+        finally:
+            selector.close()
+            self.sink.put(None)

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 from ecc.sessions import procs
 from ecc.sessions.executor import get_executor
 from ecc.sessions.liveness import notify_failed, refresh_liveness
+from ecc.sessions.spool import drain_leftovers
 from ecc.store.base import Store
 from ecc.store.models import TERMINAL, State, age_seconds
 

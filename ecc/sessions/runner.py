@@ -3,13 +3,16 @@
 It reads the session from the store, claims it at most once, lets its placement admit it (a
 local runner waits for a slot or leaves the session queued) and prepare its directory (a
 worktree here, or a checkout from a worker's mirror), builds the harness command through the
-adapter hooks, starts the harness in its own process group with stdin on /dev/null, and records
-everything through the store: output lines and what the adapter parses from them (the writer
-thread of :mod:`ecc.sessions.capture`), heartbeats, the exit code or signal, and the final
-state. A stop request (the store flag, or SIGTERM to the runner) ends the harness's whole
-process group: SIGTERM, grace, SIGKILL. What differs between this machine and a worker of a
-pool is the placement's (:mod:`ecc.sessions.placement`), chosen once by the entry point:
-:func:`run_session` (``ecc run-session``) or :func:`run_remote_session` (a pool's worker).
+adapter hooks, starts the harness in its own process group with stdin on /dev/null and its
+stdout and stderr on the session's spool files, and records everything through the store:
+output lines and what the adapter parses from them (:mod:`ecc.sessions.runoutput`: spool,
+writer thread, back-pressure), heartbeats, the exit code or signal, and the final state. The
+store failing for longer than ``store_retry_secs`` ends the harness and the session as failed;
+the runner never waits on the store without a bound. A stop request (the store flag, or
+SIGTERM to the runner) ends the harness's whole process group: SIGTERM, grace, SIGKILL. What
+differs between this machine and a worker of a pool is the placement's
+(:mod:`ecc.sessions.placement`), chosen once by the entry point: :func:`run_session`
+(``ecc run-session``) or :func:`run_remote_session` (a pool's worker).
 """
 
 from __future__ import annotations
@@ -28,17 +31,19 @@ from typing import TYPE_CHECKING, Any
 
 from ecc.contract.errors import EccError
 from ecc.sessions import procs
-from ecc.sessions.capture import Reader, Writer
+from ecc.sessions.backpressure import Throttle
+from ecc.sessions.capture import Writer
 from ecc.sessions.placement import LocalPlacement, Placement, PoolPlacement
+from ecc.sessions.runoutput import RunOutput
 from ecc.store.models import TERMINAL, InvalidTransition, Session, State
 from ecc.store.open import open_store
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from concurrent.futures import Future
+
+    from ecc.sessions.parsing import OutputParser
 
 log = logging.getLogger("ecc.runner")
-
-LEFTOVER_WAIT_SECS = 2.0
 
 
 class Runner:
@@ -165,13 +170,10 @@ class Runner:
                 env.update({str(k): str(v) for k, v in extra.items()})
         return [str(part) for part in argv], env
 
-    def _parser(self) -> Callable[..., Any] | None:
-        from ecc.runtime.plugins.loader import get_plugins
+    def _parser(self, session: Session) -> OutputParser | None:
+        from ecc.sessions.parsing import OutputParser
 
-        session = self.store.get_session(self.session_id)
-        harness = session.harness if session is not None else ""
-        hook = get_plugins(self.config).harness_hook(harness).ecc_parse_output_line
-        return hook if hook.get_hookimpls() else None
+        return OutputParser.for_session(self.config, session)
 
     def _run_claimed(self) -> int:
         session = self.store.get_session(self.session_id)
@@ -195,32 +197,43 @@ class Runner:
         if program is None or not os.access(working / program, os.X_OK):
             self._fail(f"cannot start {argv[0]}: No such file or directory")
             return 1
-        writer = Writer(self.store.reopen, session, self._parser(), self.store.max_seq(session.id))
-        writer.start()
+        output = RunOutput(self.store, session, self.config, self._parser(session), self.wake.set)
+        try:
+            fds = output.open()
+        except OSError as exc:
+            where = output.spool.directory
+            self._fail(f"cannot prepare the output spool {where}: {exc.strerror or exc}")
+            return 1
         grace = self.config.stop_grace_secs
         try:
-            proc = subprocess.Popen(
-                [*supervisor_argv(self.pid, grace), *argv],
-                cwd=working,
-                env=env,
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                process_group=0,
-                close_fds=True,
-            )
+            try:
+                proc = subprocess.Popen(
+                    [*supervisor_argv(self.pid, grace), *argv],
+                    cwd=working,
+                    env=env,
+                    stdin=subprocess.DEVNULL,
+                    stdout=fds["stdout"],
+                    stderr=fds["stderr"],
+                    process_group=0,
+                    close_fds=True,
+                )
+            finally:
+                for fd in fds.values():
+                    os.close(fd)
         except OSError as exc:
-            writer.close()
+            output.close(unused=True)
             self._fail(f"cannot start {argv[0]}: {exc.strerror or exc}")
             return 1
         try:
-            return self._supervise(session, proc, writer)
+            return self._supervise(session, proc, output)
         finally:
-            writer.close()
+            output.close()
 
-    def _supervise(self, session: Session, proc: subprocess.Popen[bytes], writer: Writer) -> int:
+    def _supervise(self, session: Session, proc: subprocess.Popen[bytes], output: RunOutput) -> int:
         pgid = proc.pid
         token = procs.token(proc.pid)
+        writer = output.writer
+        output.start(pgid)  # from the harness's first byte: a flood must not run far ahead
         try:
             started = writer.call(
                 lambda db: db.transition(
@@ -238,58 +251,58 @@ class Runner:
         except InvalidTransition:  # stopped (or failed by the lease) while we were starting
             started = None
         if started is None or started.state != State.RUNNING:
+            output.throttle.release(before_signal=True)
             procs.terminate_group(pgid, 0)
             return 1
         self._notify("session_started", session, f"started: {session.task[:80]}")
-        reader = Reader({"stdout": proc.stdout, "stderr": proc.stderr}, writer.inbox)
-        reader.start()
         waiter = threading.Thread(target=self._wait_exit, args=(proc,), daemon=True)
         waiter.start()
+        stop_how = self._watch(session, proc, writer, output.throttle)
+        ended_by = ""
+        if writer.failure is not None and not stop_how:  # the store gave out: end the harness
+            output.reader.abandon.set()
+            output.throttle.release(before_signal=True)
+            ended_by = procs.terminate_group(pgid, self.config.stop_grace_secs) or "its own exit"
+        returncode = proc.wait()
+        failure = output.finish(pgid, stopping=bool(stop_how or ended_by))
+        return self._finish(session, returncode, stop_how, writer, failure, ended_by)
+
+    def _watch(
+        self, session: Session, proc: subprocess.Popen[bytes], writer: Writer, throttle: Throttle
+    ) -> str:
+        """Heartbeats and stop requests until the harness exits, the session is to stop (the
+        stop's outcome is returned), or the store gives out. The heartbeat never holds this
+        loop up: a slow store delays the beat, not the look at a stop request."""
         interval = self.placement.beat_interval()
         next_beat = time.monotonic() + interval
-        stop_how = ""
-        while proc.poll() is None:
+        beat: Future[Any] | None = None
+        while proc.poll() is None and writer.failure is None:
             self.wake.wait(timeout=max(0.0, next_beat - time.monotonic()))
             self.wake.clear()
-            if proc.poll() is not None:
+            if proc.poll() is not None or writer.failure is not None:
                 break
             requested = self.stop_signal.is_set()
-            if time.monotonic() >= next_beat:
-                next_beat = time.monotonic() + interval
-                fresh = writer.call(lambda db: _beat(db, session.id))
+            if beat is not None and beat.done():
+                fresh = None
+                try:
+                    fresh = beat.result()
+                except Exception as exc:
+                    log.warning("heartbeat failed: %s", exc)
+                beat = None
                 requested = requested or bool(fresh and fresh.stop_requested)
                 if fresh is not None and fresh.state in TERMINAL:
                     # failed by the lease reaper (we were silent too long): never keep running
                     note = f"session is {fresh.state.value}; ending its process group"
-                    # the writer runs it before call() returns, so the loop's note is current
                     writer.call(lambda db: db.add_event(session.id, "lease", note))  # noqa: B023
                     requested = True
+            if beat is None and time.monotonic() >= next_beat:
+                next_beat = time.monotonic() + interval
+                beat = writer.submit(lambda db: _beat(db, session.id), window=0.0)
+                beat.add_done_callback(lambda _: self.wake.set())
             if requested:
-                stop_how = self._stop(session, pgid, writer)
-                break
-        returncode = proc.wait()
-        # Leftover children holding the pipes open must not keep the session alive forever.
-        reader.join(timeout=LEFTOVER_WAIT_SECS if not stop_how else 5.0)
-        if reader.is_alive():
-            how = procs.terminate_group(pgid, self.config.stop_grace_secs)
-            writer.call(
-                lambda db: db.add_event(
-                    session.id, "cleanup", f"left-over harness processes ended by {how}"
-                )
-            )
-            reader.join(timeout=5.0)
-            reader.abandon.set()
-            reader.join()
-        elif procs.group_alive(pgid):
-            procs.terminate_group(pgid, self.config.stop_grace_secs)
-        writer.output_done.wait(timeout=30)
-        if reader.truncated:
-            writer.call(
-                lambda db: db.add_event(
-                    session.id, "output", f"{reader.truncated} over-long line(s) truncated"
-                )
-            )
-        return self._finish(session, returncode, stop_how, writer)
+                throttle.release(before_signal=True)  # a paused group must take its signals
+                return self._stop(session, proc.pid, writer)
+        return ""
 
     def _wait_exit(self, proc: subprocess.Popen[bytes]) -> None:
         proc.wait()
@@ -308,7 +321,15 @@ class Runner:
         )
         return procs.terminate_group(pgid, grace) or "SIGTERM"
 
-    def _finish(self, session: Session, returncode: int, stop_how: str, writer: Writer) -> int:
+    def _finish(
+        self,
+        session: Session,
+        returncode: int,
+        stop_how: str,
+        writer: Writer,
+        failure: str | None = None,
+        ended_by: str = "",
+    ) -> int:
         code = returncode if returncode >= 0 else None
         sig = -returncode if returncode < 0 else None
         if stop_how:
@@ -316,14 +337,22 @@ class Runner:
             reason = "stopped on request" + (
                 " (SIGKILL after grace)" if stop_how == "SIGKILL" else ""
             )
+        elif ended_by:
+            state, reason = State.FAILED, f"harness ended ({ended_by}): output could not be stored"
         elif returncode == 0:
             state, reason = State.COMPLETED, "harness exited with code 0"
         elif sig is not None:
             state, reason = State.FAILED, f"harness killed by {procs.signal_name(sig)}"
         else:
             state, reason = State.FAILED, f"harness exited with code {returncode}"
-        if writer.failure is not None:
-            reason += f"; some output could not be stored: {writer.failure}"
+        if failure is not None:
+            # the rest stays in the spool: recovery (the daemon) stores it once the store is back
+            if state == State.COMPLETED:
+                state = State.FAILED
+            if ended_by:
+                reason += f": {failure}"
+            else:
+                reason += f"; output could not be stored: {failure}"
         self.outcome = state.value
         if state == State.COMPLETED and self.config.get("worktree", {}).get("auto_commit"):
             from ecc.sessions.publishing import auto_commit  # never changes the outcome
@@ -344,7 +373,11 @@ class Runner:
             )
         except InvalidTransition as exc:  # stopped meanwhile by the CLI: that state stands
             note = f"{reason} (not applied: {exc})"
-            writer.call(lambda db: db.add_event(session.id, "exit", note))
+            with contextlib.suppress(Exception):
+                writer.call(lambda db: db.add_event(session.id, "exit", note))
+        except Exception as exc:  # the store is gone for good: recovery records the end
+            log.error("could not record the end (%s): %s", reason, exc)
+            return 1
         final = writer.call(lambda db: db.get_session(session.id))
         if final is not None and final.state in (State.COMPLETED, State.FAILED):
             event = "session_completed" if final.state == State.COMPLETED else "session_failed"
@@ -403,6 +436,7 @@ def run_remote_session(session_id: str, *, host: str | None = None) -> str:
 
     runner = Runner(session_id, fastconfig.view(), PoolPlacement, host=host)
     runner.run()
+    _drain_spools(runner)
     if runner.outcome == "not started":
         final = None
         with contextlib.suppress(Exception):
@@ -424,6 +458,18 @@ def run_session(session_id: str) -> int:
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
     return Runner(session_id, fastconfig.view()).run()
+
+
+def _drain_spools(runner: Runner) -> None:
+    """A worker of a pool has no daemon beside it: store what killed runners of this worker
+    left in their output spools (the spools of live runners are locked, so left alone)."""
+    from ecc.sessions.spool import drain_leftovers
+
+    try:
+        with open_store(config=runner.config) as store:
+            drain_leftovers(store, runner.config)
+    except Exception as exc:
+        log.warning("draining left-over output spools failed: %s", exc)
 
 
 def _beat(store: Any, session_id: str) -> Any:
