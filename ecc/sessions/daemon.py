@@ -132,6 +132,7 @@ def recover(store: Store, config: Config) -> list[dict[str, Any]]:
         elif session.state == State.STALE:
             store.transition(session.id, State.RUNNING, "heartbeat resumed")
             actions.append({"id": session.id, "action": "running again"})
+    actions += drain_leftovers(store, config)  # the output spools dead runners left unstored
     return actions
 
 
