@@ -333,8 +333,12 @@ class Runner:
         code = returncode if returncode >= 0 else None
         sig = -returncode if returncode < 0 else None
         if stop_how:
-            state = State.STOPPED
-            reason = "stopped on request" + (
+            from ecc.observability.budgets import stop_reason
+
+            state, why = State.STOPPED, None
+            with contextlib.suppress(Exception):  # a failing store: the plain reason
+                why = writer.call(lambda db: stop_reason(db, session.id), window=0.0)
+            reason = (f"stopped: {why}" if why else "stopped on request") + (
                 " (SIGKILL after grace)" if stop_how == "SIGKILL" else ""
             )
         elif ended_by:

@@ -197,6 +197,7 @@ def test_a_running_session_going_over_its_budget_is_stopped(store: Store, tmp_pa
         "used": 320,
         "limit": 200,
     }
+    assert session.reason == "stopped: session token budget exceeded (320 of 200 tokens)"
     assert done.returncode != 0
 
 
