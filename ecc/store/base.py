@@ -29,7 +29,7 @@ from ecc.store.models import (
     check_transition,
     now_iso,
 )
-from ecc.store.records import Records
+from ecc.store.records import SESSION_ROWS, Records
 from ecc.store.schema import MIGRATIONS, SCHEMA_VERSION, SESSION_COLUMNS
 
 TYPE_CHECKING = False  # typing stays unimported here: ``ecc hook`` and ``ecc run -d`` open stores
@@ -210,7 +210,7 @@ class Store(Records):
         return session
 
     def get_session(self, session_id: str) -> Session | None:
-        row = self._one("SELECT * FROM sessions WHERE id = ?", (session_id,))
+        row = self._one(f"{SESSION_ROWS} WHERE id = ?", (session_id,))
         return Session.from_row(row) if row else None
 
     def ids_with_prefix(self, prefix: str, limit: int = 20) -> list[dict[str, Any]]:
@@ -225,13 +225,13 @@ class Store(Records):
     def latest_session(self) -> Session | None:
         """The most recently created session (``latest`` on the command line)."""
         order = self._insertion_order
-        row = self._one(f"SELECT * FROM sessions ORDER BY created_at DESC, {order} DESC LIMIT 1")
+        row = self._one(f"{SESSION_ROWS} ORDER BY created_at DESC, {order} DESC LIMIT 1")
         return Session.from_row(row) if row else None
 
     def list_sessions(
         self, states: Iterable[State] | None = None, limit: int | None = None
     ) -> list[Session]:
-        sql = "SELECT * FROM sessions"
+        sql = SESSION_ROWS
         params: list[Any] = []
         wanted = [State(s).value for s in states] if states is not None else None
         if wanted is not None:
@@ -247,7 +247,7 @@ class Store(Records):
 
     def sessions_updated_since(self, since: str) -> list[Session]:
         """Sessions whose ``updated_at`` is at or after ``since`` (a watcher's watermark)."""
-        rows = self._rows("SELECT * FROM sessions WHERE updated_at >= ?", (since,))
+        rows = self._rows(f"{SESSION_ROWS} WHERE updated_at >= ?", (since,))
         return [Session.from_row(row) for row in rows]
 
     def update_session(self, session_id: str, **fields: Any) -> bool:

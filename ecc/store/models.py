@@ -26,6 +26,9 @@ class State(StrEnum):
     STOPPED = "stopped"  # stopped on request
 
 
+# A display state, not a State: a running session whose tool call waits for ``ecc approve``.
+WAITING = "waiting"
+
 ACTIVE: frozenset[State] = frozenset({State.QUEUED, State.PENDING, State.RUNNING, State.STALE})
 TERMINAL: frozenset[State] = frozenset({State.COMPLETED, State.FAILED, State.STOPPED})
 
@@ -146,6 +149,8 @@ class Session:
     started_at: str | None = None
     ended_at: str | None = None
     heartbeat_at: str | None = None
+    # Not a column: the oldest undecided approval of the session, read with it (records.py).
+    pending_approval: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -155,6 +160,14 @@ class Session:
     @property
     def terminal(self) -> bool:
         return self.state in TERMINAL
+
+    @property
+    def display_state(self) -> str:
+        """What every view shows: ``waiting`` (needs a person's decision) for a running
+        session with a held tool call, else the state. The runner keeps owning ``state``."""
+        if self.pending_approval and self.state in (State.RUNNING, State.STALE):
+            return WAITING
+        return self.state.value
 
     @classmethod
     def from_row(cls, row: dict[str, Any]) -> Session:
@@ -170,4 +183,5 @@ class Session:
     def as_dict(self) -> dict[str, Any]:
         out = {k: getattr(self, k) for k in self.__dataclass_fields__ if k != "extra"}
         out["state"] = self.state.value
+        out["display_state"] = self.display_state
         return out

@@ -1,4 +1,5 @@
-"""What sessions leave behind: output lines, events, usage, tool calls and notifications.
+"""What sessions leave behind: output lines, events, usage, tool calls, notifications and
+approvals.
 
 A part of :class:`ecc.store.base.Store` (its plumbing runs these queries on either dialect); kept
 apart from the session lifecycle so each module has one job.
@@ -17,8 +18,9 @@ if TYPE_CHECKING:
 
 
 class Records:
-    """The queries of the ``output``, ``events``, ``tool_calls`` and ``notifications`` tables
-    and the usage totals of ``sessions``; mixed into :class:`ecc.store.base.Store`."""
+    """The queries of the ``output``, ``events``, ``tool_calls``, ``notifications`` and
+    ``approvals`` tables and the usage totals of ``sessions``; mixed into
+    :class:`ecc.store.base.Store`."""
 
     if TYPE_CHECKING:  # the plumbing ecc.store.base.Store declares and a dialect provides
 
@@ -266,3 +268,139 @@ class Records:
         for row in rows:
             row["data"] = json.loads(row.pop("data_json") or "{}")
         return rows
+
+    # -- approvals: tool calls held for a person's decision (ecc.observability.approvals) -----
+
+    def create_approval(
+        self,
+        approval_id: str,
+        *,
+        session_id: str,
+        harness: str,
+        tool: str,
+        input_excerpt: str,
+        score: float | None,
+        action: str,
+        reasons: Sequence[str],
+        timeout_secs: float,
+        on_timeout: str,
+    ) -> dict[str, Any] | None:
+        """Record a held call of session ``session_id``, undecided until ``timeout_secs`` from
+        now (then ``on_timeout``), and touch the session so watchers re-read it as waiting.
+        None, with nothing written, when there is no such session."""
+        import time
+
+        from ecc.store.models import iso_from_epoch
+
+        started = time.time()
+        created_at, expires_at = iso_from_epoch(started), iso_from_epoch(started + timeout_secs)
+        with self.transaction():
+            touched = self._exec(
+                "UPDATE sessions SET updated_at = ? WHERE id = ?", (created_at, session_id)
+            )
+            if touched != 1:
+                return None
+            self._exec(
+                "INSERT INTO approvals (id, session_id, harness, tool, input_excerpt, score, "
+                "action, reasons_json, created_at, expires_at, on_timeout) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    approval_id,
+                    session_id,
+                    harness,
+                    tool,
+                    input_excerpt,
+                    score,
+                    action,
+                    json.dumps(list(reasons)),
+                    created_at,
+                    expires_at,
+                    on_timeout,
+                ),
+            )
+        return self.get_approval(approval_id)
+
+    def get_approval(self, approval_id: str) -> dict[str, Any] | None:
+        row = self._one("SELECT * FROM approvals WHERE id = ?", (approval_id,))
+        return _approval(row) if row else None
+
+    def approvals_with_prefix(self, prefix: str, limit: int = 2) -> list[dict[str, Any]]:
+        """Approvals whose id starts with ``prefix``, oldest first."""
+        escaped = prefix.replace("!", "!!").replace("%", "!%").replace("_", "!_")
+        rows = self._rows(
+            "SELECT * FROM approvals WHERE id LIKE ? ESCAPE '!' ORDER BY created_at, id LIMIT ?",
+            (escaped + "%", limit),
+        )
+        return [_approval(row) for row in rows]
+
+    def list_approvals(
+        self, *, pending: bool = True, session_id: str | None = None, limit: int | None = None
+    ) -> list[dict[str, Any]]:
+        """Approvals oldest first: the undecided ones still in time, or (``pending=False``)
+        every one, decided or not; of one session when ``session_id`` is given."""
+        sql = "SELECT * FROM approvals"
+        where: list[str] = []
+        params: list[Any] = []
+        if pending:
+            where.append("decision IS NULL AND expires_at > ?")
+            params.append(now_iso())
+        if session_id is not None:
+            where.append("session_id = ?")
+            params.append(session_id)
+        if where:
+            sql += " WHERE " + " AND ".join(where)
+        if limit is None:
+            rows = self._rows(sql + " ORDER BY created_at, id", params)
+        else:  # the newest ``limit``, still oldest first
+            rows = self._rows(sql + " ORDER BY created_at DESC, id DESC LIMIT ?", [*params, limit])
+            rows.reverse()
+        return [_approval(row) for row in rows]
+
+    def decide_approval(
+        self, approval_id: str, decision: str, decided_by: str, reason: str
+    ) -> bool:
+        """Decide an undecided approval still in time; False when it was decided (or timed
+        out) first. Only one decision is ever recorded."""
+        now = now_iso()
+        with self.transaction():
+            rows = self._rows(
+                "UPDATE approvals SET decision = ?, decided_by = ?, decided_at = ?, reason = ? "
+                "WHERE id = ? AND decision IS NULL AND expires_at > ? RETURNING session_id",
+                (decision, decided_by, now, reason, approval_id, now),
+            )
+            self._touch_sessions([row["session_id"] for row in rows], now)
+        return bool(rows)
+
+    def expire_approvals(self) -> list[str]:
+        """Give each overdue undecided approval its ``on_timeout`` decision (decided by
+        ``timeout``); returns their ids."""
+        now = now_iso()
+        with self.transaction():
+            rows = self._rows(
+                "UPDATE approvals SET decision = on_timeout, decided_by = 'timeout', "
+                "decided_at = ?, reason = 'no decision in time' "
+                "WHERE decision IS NULL AND expires_at <= ? RETURNING id, session_id",
+                (now, now),
+            )
+            self._touch_sessions([row["session_id"] for row in rows], now)
+        return sorted(row["id"] for row in rows)
+
+    def _touch_sessions(self, session_ids: Sequence[str | None], now: str) -> None:
+        """Move the sessions' ``updated_at``: their waiting state changed (watchers re-read)."""
+        for session_id in {sid for sid in session_ids if sid}:
+            self._exec("UPDATE sessions SET updated_at = ? WHERE id = ?", (now, session_id))
+
+
+# Every session read carries its oldest undecided approval (``Session.pending_approval``): what
+# the views show as ``waiting``.
+SESSION_ROWS = (
+    "SELECT sessions.*, (SELECT a.id FROM approvals a WHERE a.session_id = sessions.id "
+    "AND a.decision IS NULL ORDER BY a.created_at, a.id LIMIT 1) AS pending_approval "
+    "FROM sessions"
+)
+
+
+def _approval(row: dict[str, Any]) -> dict[str, Any]:
+    out = dict(row)
+    out["reasons"] = json.loads(out.pop("reasons_json") or "[]")
+    return out

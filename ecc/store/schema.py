@@ -132,6 +132,29 @@ MIGRATIONS: list[list[str]] = [
     [  # 4: the pull request opened for a session's branch (ecc pr, issue 17)
         "ALTER TABLE sessions ADD COLUMN pr_url TEXT",
     ],
+    [  # 5: tool calls held for a person's decision (ecc approve / ecc deny, issue 17)
+        """
+        CREATE TABLE approvals (
+            id TEXT PRIMARY KEY,
+            session_id TEXT REFERENCES sessions (id) ON DELETE SET NULL,
+            harness TEXT NOT NULL DEFAULT '',
+            tool TEXT NOT NULL,
+            input_excerpt TEXT NOT NULL DEFAULT '',
+            score REAL,
+            action TEXT NOT NULL DEFAULT '',
+            reasons_json TEXT NOT NULL DEFAULT '[]',
+            created_at TEXT NOT NULL,
+            expires_at TEXT NOT NULL,
+            on_timeout TEXT NOT NULL DEFAULT 'deny',
+            decision TEXT,
+            decided_by TEXT,
+            decided_at TEXT,
+            reason TEXT NOT NULL DEFAULT ''
+        )
+        """,
+        "CREATE INDEX approvals_session ON approvals (session_id, decision)",
+        "CREATE INDEX approvals_pending ON approvals (decision, expires_at)",
+    ],
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 
