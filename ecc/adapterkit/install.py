@@ -57,6 +57,16 @@ def note(
     return result
 
 
+DEFAULT_HOOK_TIMEOUT = 30  # seconds, when the core names none
+
+
+def hook_timeout(request: IntegrationRequest) -> int:
+    """Seconds the harness should let ``ecc hook`` run before it gives up on it: what the core
+    chose (``options["hook_timeout"]``: longer than ``risk.approval_timeout``, so a call held
+    for approval is answered by ecc, never by the harness's timeout), else 30."""
+    return int(request.options.get("hook_timeout") or DEFAULT_HOOK_TIMEOUT)
+
+
 def command_hook(
     request: IntegrationRequest,
     harness: str,
@@ -65,17 +75,26 @@ def command_hook(
     event: str,
     *,
     matcher: str = "*",
-    timeout: int = 30,
+    timeout: int | None = None,
+    milliseconds: bool = False,
 ) -> IntegrationResult:
     """Add (or remove) ecc's ``ecc hook --harness HARNESS`` command for ``event`` in the
     ``hooks`` table of the JSON file ``path`` (``what`` names it in messages), as
-    ``{"matcher", "hooks": [{"type": "command", "command", "timeout"}]}``."""
+    ``{"matcher", "hooks": [{"type": "command", "command", "timeout"}]}``. The timeout is
+    :func:`hook_timeout` unless given, in seconds (``milliseconds``: the harness counts ms)."""
     from ecc.portability.harnessfiles import edit_hooks_file, hook_command
 
     command = hook_command(request.options, harness)
+    seconds = hook_timeout(request) if timeout is None else timeout
     entry = {
         "matcher": matcher,
-        "hooks": [{"type": "command", "command": command, "timeout": timeout}],
+        "hooks": [
+            {
+                "type": "command",
+                "command": command,
+                "timeout": seconds * 1000 if milliseconds else seconds,
+            }
+        ],
     }
     return edit_hooks_file(path, what, harness, {event: entry}, request.action, request.dry_run)
 

@@ -1,7 +1,9 @@
 """``ecc hooks install|uninstall``: put ``ecc hook`` into a harness's own hook configuration.
 
-The core only chooses the scope, the project and the command that runs ecc; the harness's
-adapter (``ecc_install_integration``, kind ``hooks``) knows the file and its format.
+The core only chooses the scope, the project, the command that runs ecc and how long the harness
+should let it run (``risk.approval_timeout`` plus a margin, so a call held for approval is
+answered by ecc); the harness's adapter (``ecc_install_integration``, kind ``hooks``) knows the
+file and its format.
 """
 
 from __future__ import annotations
@@ -52,13 +54,26 @@ def ecc_command() -> str:
     return shlex.join([sys.executable, "-m", "ecc"])
 
 
+def hook_timeout() -> int:
+    """Seconds a harness should give ``ecc hook``: a call held for approval waits up to
+    ``risk.approval_timeout``, and ecc, not the harness's own timeout, must answer it."""
+    import math
+
+    from ecc.runtime.config.view import view
+
+    return math.ceil(float(view().risk.get("approval_timeout") or 600)) + HOOK_TIMEOUT_MARGIN
+
+
+HOOK_TIMEOUT_MARGIN = 30  # seconds past the approval timeout: scoring, recording, answering
+
+
 def _apply(action: str, harness: str, scope: str, dry_run: bool, as_json: bool) -> None:
     from ecc.cli.integration import apply_integration
 
+    options = {"command": ecc_command(), "hook_timeout": hook_timeout()}
     apply_integration(
-        "hooks", action, harness, scope, dry_run, as_json,
-        options={"command": ecc_command()}, what="hooks",
-    )  # fmt: skip
+        "hooks", action, harness, scope, dry_run, as_json, options=options, what="hooks"
+    )
 
 
 @hooks_group.command("install")

@@ -2,10 +2,11 @@
 
 Installed into ``<project>/.gemini/settings.json`` (``--project``) or ``~/.gemini/settings.json``
 (``--user``) as ``{"hooks": {"BeforeTool": [{"matcher": ".*", "hooks": [{"type": "command",
-"command": "… ecc hook --harness gemini", "timeout": 30000}]}]}}`` (timeouts in ms). Payloads
-carry ``hook_event_name``, ``tool_name`` (``run_shell_command``, ``write_file``, ``replace``…),
-``tool_input``, ``session_id``, ``cwd``. Answers: exit 0 allows; exit 2 with the reason on stderr
-denies. ``require_confirmation`` is denied too (headless Gemini has nobody to ask).
+"command": "… ecc hook --harness gemini", "timeout": 630000}]}]}}`` (in ms: longer than
+``risk.approval_timeout``). Payloads carry ``hook_event_name``, ``tool_name``
+(``run_shell_command``, ``write_file``, ``replace``…), ``tool_input``, ``session_id``, ``cwd``.
+Answers: exit 0 allows; exit 2 with the reason on stderr denies. ``require_confirmation`` is
+held for a person's decision in an ecc session, denied outside one (Gemini cannot ask).
 
 MCP: ``ecc-memory`` in ``mcpServers`` of the same settings file (``command``, ``args``,
 ``env.ECC_MEMORY_HARNESS = "gemini"``). Skills: ``<project>/.gemini/skills/<name>/`` (loaded in
@@ -67,7 +68,7 @@ def skills_dir(request: IntegrationRequest) -> Path:
 def _hooks(request: IntegrationRequest) -> IntegrationResult:
     path = settings_file(request)
     return install.command_hook(
-        request, NAME, path, SETTINGS, "BeforeTool", matcher=".*", timeout=30000
+        request, NAME, path, SETTINGS, "BeforeTool", matcher=".*", milliseconds=True
     )
 
 

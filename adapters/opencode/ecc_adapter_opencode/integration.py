@@ -7,7 +7,9 @@ opencode`` writes ``ecc-hooks.js`` (``<project>/.opencode/`` with ``--project``,
 array of the matching ``opencode.json``. Before each tool call the module pipes
 ``{"event": "tool.execute.before", "tool", "sessionID", "callID", "args"}`` into
 ``ecc hook --harness opencode``; exit status 2 makes it throw, which stops the tool and shows the
-reason (stderr) to the agent. OpenCode cannot ask: ``require_confirmation`` is denied.
+reason (stderr) to the agent. OpenCode cannot ask: ``require_confirmation`` is held for a
+person's decision in an ecc session (the module's timeout outlasts ``risk.approval_timeout``)
+and denied outside one.
 
 MCP: ``ecc-memory`` in ``mcp`` of the same ``opencode.json``, ``{"type": "local", "command":
 [argv], "environment": {"ECC_MEMORY_HARNESS": "opencode"}, "enabled": true}``.
@@ -83,7 +85,7 @@ export const EccHooks = async () => ({{
     const result = spawnSync(
       ECC[0],
       [...ECC.slice(1), "hook", "--harness", "opencode", "--event", "tool.execute.before"],
-      {{ input: payload, encoding: "utf8", timeout: 30000 }},
+      {{ input: payload, encoding: "utf8", timeout: {timeout_ms} }},
     );
     if (result.status === 2) {{
       throw new Error((result.stderr || "denied by ecc").trim());
@@ -107,7 +109,9 @@ def module_text(options: dict[str, Any]) -> str:
 
     from ecc.portability.harnessfiles import ecc_prefix
 
-    return PLUGIN_TEMPLATE.format(marker=MARKER, argv=json.dumps(shlex.split(ecc_prefix(options))))
+    argv = json.dumps(shlex.split(ecc_prefix(options)))
+    timeout_ms = int(options.get("hook_timeout") or install.DEFAULT_HOOK_TIMEOUT) * 1000
+    return PLUGIN_TEMPLATE.format(marker=MARKER, argv=argv, timeout_ms=timeout_ms)
 
 
 def skills_dir(request: IntegrationRequest) -> Path:

@@ -92,6 +92,16 @@ def _is_stop(new: Any, old: Any, lower: Mapping[str, Any]) -> bool:
     return new == "stop"
 
 
+def _is_deny(new: Any, old: Any, lower: Mapping[str, Any]) -> bool:
+    return new == "deny"
+
+
+def _shorter_hold(new: Any, old: Any, lower: Mapping[str, Any]) -> bool:
+    """A held call decided sooner: stricter only while no decision means deny below."""
+    on_timeout = value_at(lower, ("risk", "approval_timeout_decision"))
+    return _not_higher(new, old, lower) and on_timeout in ("deny", MISSING)
+
+
 # Claude's permission modes (and the codex/gemini names ecc maps): read-only, then "asks".
 _MODE_RANK = {"plan": 0, "read-only": 0, "default": 1, None: 1}
 
@@ -145,6 +155,8 @@ GUARDS: tuple[Guard, ...] = (
     Guard(("risk", "enforce"), "turns enforcement off", _is_true),
     Guard(("risk", "fail_closed"), "lets calls through when the hook fails", _is_true),
     Guard(("risk", "max_input_bytes"), "lets more tool calls through unscored", _not_lower),
+    Guard(("risk", "approval_timeout"), "changes how long a held call waits", _shorter_hold),
+    Guard(("risk", "approval_timeout_decision"), "lets held calls run unanswered", _is_deny),
     Guard(("risk", "review"), "raises a risk threshold", _not_higher),
     Guard(("risk", "require_confirmation"), "raises a risk threshold", _not_higher),
     Guard(("risk", "block"), "raises a risk threshold", _not_higher),

@@ -97,6 +97,10 @@ class RiskSettings(_Strict):
     # A hook payload larger than this gets the fail decision above at once, without scoring, so
     # the harness's hook timeout never decides (scoring is linear: about 1 s per MiB at most).
     max_input_bytes: int = Field(default=1024 * 1024, gt=0)
+    # How long ``ecc hook`` holds a require_confirmation call of a session for a person's
+    # decision (``ecc approve``/``ecc deny``), and what it answers when none comes in time.
+    approval_timeout: float = Field(default=600, gt=0, le=86400)
+    approval_timeout_decision: Literal["deny", "allow"] = "deny"
     review: float = Field(default=0.35, ge=0, le=1)
     require_confirmation: float = Field(default=0.60, ge=0, le=1)
     block: float = Field(default=0.85, ge=0, le=1)
