@@ -337,7 +337,10 @@ def output_line(row: dict[str, Any]) -> str:
 
 def tool_call_cells(call: dict[str, Any], risk: Any) -> tuple[Text, ...]:
     """Time, tool, score, action, decision and input summary of one recorded tool call."""
+    from ecc.observability.risk import stored_action
+
     score = call.get("score")
+    action = stored_action(call.get("action"), score)  # an old row's none reads as allow
     decision = call.get("decision") or "-"
     decision_style = {"deny": "bold red", "ask": "yellow", "allow": "green"}.get(decision, "dim")
     stamp = str(call.get("created_at") or "")[11:19]
@@ -346,7 +349,7 @@ def tool_call_cells(call: dict[str, Any], risk: Any) -> tuple[Text, ...]:
         Text(stamp),
         Text(one_line(call.get("tool"), 20)),
         Text(f"{score:.2f}" if score is not None else "-", style=risk_style(score, risk)),
-        Text(one_line(call.get("action") or "-", 20), style=risk_style(score, risk)),
+        Text(one_line(action or "-", 20), style=risk_style(score, risk)),
         Text("DENIED" if decision == "deny" else decision, style=decision_style),
         Text(one_line(summary, 80)),
     )

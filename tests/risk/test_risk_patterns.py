@@ -296,6 +296,16 @@ def test_rows_recorded_before_the_names_read_as_allow() -> None:
     assert stored_action("block", 1.0) == "block"
 
 
+def test_the_dashboard_shows_an_old_rows_none_as_allow() -> None:
+    from ecc.runtime.config.model import Config
+    from ecc.tui.data import tool_call_cells
+
+    cells = tool_call_cells({"tool": "Read", "score": 0.05, "action": "none"}, Config().risk)
+    assert cells[3].plain == "allow"
+    unscored = tool_call_cells({"tool": "Bash", "score": None, "action": None}, Config().risk)
+    assert unscored[3].plain == "-"
+
+
 # -- linear time -------------------------------------------------------------------------------
 
 
