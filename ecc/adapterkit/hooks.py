@@ -3,9 +3,10 @@
 The harness runs ``ecc hook --harness NAME`` before (and after) a tool call with one JSON
 object on stdin naming the event, the session, the tool and its input. ecc answers with the
 exit status: 0 allows, 2 with the reason on stderr denies; a harness that can ask reads a
-``hookSpecificOutput.permissionDecision = "ask"`` object on stdout instead. Harnesses differ
-in event names, field names and tool names only, so one :class:`HookProtocol`, given those,
-parses the payload (``ecc_parse_hook_payload``) and answers (``ecc_hook_response``).
+``hookSpecificOutput.permissionDecision = "ask"`` object on stdout instead (``"allow"`` for a
+call a person approved while ecc held it). Harnesses differ in event names, field names and
+tool names only, so one :class:`HookProtocol`, given those, parses the payload
+(``ecc_parse_hook_payload``) and answers (``ecc_hook_response``).
 
 Imported by an adapter's ``integration`` module on ``ecc hook``'s hot path: it imports
 nothing but ``json`` and the contract's types, which that path has loaded already.
@@ -113,21 +114,30 @@ class HookProtocol:
 
     def respond(self, decision: HookDecision) -> HookResponse:
         """The answer to ``decision``. A harness that cannot ask is told to deny, and the
-        decision says so (it is recorded after the answer, as the harness was answered)."""
-        if decision.event.phase != "pre_tool" or decision.decision == "allow":
+        decision says so (it is recorded after the answer, as the harness was answered). An
+        allow with a reason is a person's approval of a held call: a harness that can ask gets
+        ``permissionDecision = "allow"`` (its prompt skipped, its deny and ask rules kept)."""
+        if decision.event.phase != "pre_tool":
+            return HookResponse()
+        if decision.decision == "allow":
+            if decision.reason and self.ask_event is not None:
+                return self._permission("allow", decision.reason)
             return HookResponse()
         if decision.decision == "ask":
             if self.ask_event is not None:
-                answer = {
-                    "hookSpecificOutput": {
-                        "hookEventName": self.ask_event,
-                        "permissionDecision": "ask",
-                        "permissionDecisionReason": decision.reason,
-                    }
-                }
-                return HookResponse(stdout=json.dumps(answer) + "\n")
+                return self._permission("ask", decision.reason)
             decision.decision = "deny"
             decision.reason += (
                 f" ({self.product} hooks cannot ask for confirmation, so ecc denies it)"
             )
         return HookResponse(exit_code=DENIED, stderr=decision.reason + "\n")
+
+    def _permission(self, verdict: str, reason: str) -> HookResponse:
+        answer = {
+            "hookSpecificOutput": {
+                "hookEventName": self.ask_event,
+                "permissionDecision": verdict,
+                "permissionDecisionReason": reason,
+            }
+        }
+        return HookResponse(stdout=json.dumps(answer) + "\n")

@@ -37,25 +37,30 @@ def _age(text: str | None) -> str:
 def sessions_command(
     show_all: bool, states: tuple[str, ...], as_json: bool, remote: str | None
 ) -> None:
-    """List sessions, newest first (active ones unless --all or --state)."""
+    """List sessions, newest first (active ones unless --all or --state; --state waiting:
+    those with a tool call waiting for your decision)."""
     if remote:
         from ecc.remote.client import sessions_remote
 
         sessions_remote(remote, show_all, [s.strip().lower() for s in states], as_json)
         return
-    from ecc.store.models import ACTIVE, parse_state
+    from ecc.store.models import ACTIVE, WAITING, State, parse_state
 
     store, config = _open()
     from ecc.sessions.daemon import reap_quietly
 
     reap_quietly(store, config)
+    names = {s.strip().lower() for s in states}
     if states:
-        wanted = [parse_state(s) for s in states]
+        wanted = [parse_state(s) for s in names - {WAITING}]
+        wanted += [State.RUNNING, State.STALE] if WAITING in names else []
     elif show_all:
         wanted = None
     else:
         wanted = sorted(ACTIVE)
     rows = store.list_sessions(wanted)
+    if WAITING in names:  # a display state: only the real states asked for besides it
+        rows = [s for s in rows if s.display_state == WAITING or s.state.value in names]
     if as_json:
         emit_json([s.as_dict() for s in rows])
         return
@@ -65,7 +70,7 @@ def sessions_command(
     for s in rows:
         label = f" {s.name}" if s.name else ""
         say(
-            f"{s.id}  {s.state.value:<9} {s.harness:<8} {_age(s.created_at):>9}{label}  "
+            f"{s.id}  {s.display_state:<9} {s.harness:<8} {_age(s.created_at):>9}{label}  "
             f"{s.task.splitlines()[0][:60]}"
         )
 
@@ -83,15 +88,21 @@ def status_command(session_ref: str, as_json: bool) -> None:
     session = find(store, session_ref)
     events = store.list_events(session.id)
     lines = store.count_output(session.id)
+    approval = _pending_approval(store, session)
     if as_json:
-        emit_json({**session.as_dict(), "output_lines": lines, "events": events})
+        emit_json(
+            {**session.as_dict(), "output_lines": lines, "events": events, "approval": approval}
+        )
         return
     fields = [
         ("Session", session.id + (f" ({session.name})" if session.name else "")),
         (
             "State",
-            f"{session.state.value} - {session.reason}" if session.reason else session.state.value,
+            f"{session.display_state} - {session.reason}"
+            if session.reason
+            else session.display_state,
         ),
+        *([("Approval", _approval_text(approval))] if approval else []),
         ("Task", session.task),
         ("Harness", session.harness),
         ("Profile", session.profile_name or "-"),
@@ -133,6 +144,25 @@ def status_command(session_ref: str, as_json: bool) -> None:
             else event["kind"]
         )
         say(f"  {event['created_at']}  {move}: {event['reason']}")
+
+
+def _pending_approval(store: Any, session: Any) -> dict[str, Any] | None:
+    """The held tool call a waiting session needs a decision on (None when it has none)."""
+    if session.display_state != "waiting":
+        return None
+    from ecc.observability import approvals
+
+    pending = approvals.pending(store, session.id)
+    return pending[0] if pending else None
+
+
+def _approval_text(approval: dict[str, Any]) -> str:
+    score = f"risk {approval['score']:.2f}, " if approval["score"] is not None else ""
+    return (
+        f"{approval['id']}: {approval['tool']} {approval['input_excerpt'][:60]} ({score}"
+        f"until {approval['expires_at']}) - answer: ecc approve {approval['id']} | "
+        f"ecc deny {approval['id']} [--reason TEXT]"
+    )
 
 
 def _exit_text(session: Any) -> str:

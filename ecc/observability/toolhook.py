@@ -8,12 +8,13 @@ hooks, as a full load recorded them (``PluginSet.for_hooks``; an adapter's ``int
 module without its package ``__init__``), called through pluggy exactly as on the full path.
 The adapter hooks go to the plugins that declare the harness only (``harness_hook``).
 
-Then: parse (adapter) → score (scorers) → decide (``[risk]``) → record (session store, against
-``ECC_SESSION_ID`` or unattached) → answer (adapter). Any internal error is appended to
-``<state dir>/logs/hook.log`` (never the payload: it may hold secrets) and answered with
-``allow``, or ``deny`` when ``risk.fail_closed`` is true. A payload over
-``risk.max_input_bytes`` gets that same fail decision at once, unscored, so the harness's hook
-timeout never decides. When the config itself does not load, :mod:`ecc.observability.failsafe`
+Then: parse (adapter) → score (scorers) → decide (``[risk]``) → hold a managed session's
+``require_confirmation`` call until a person decides (:mod:`ecc.observability.approvals`) →
+answer (adapter) → record (session store, against ``ECC_SESSION_ID`` or unattached). Any
+internal error is appended to ``<state dir>/logs/hook.log`` (never the payload: it may hold
+secrets) and answered with ``allow``, or ``deny`` when ``risk.fail_closed`` is true. A payload
+over ``risk.max_input_bytes`` gets that same fail decision at once, unscored, so the harness's
+hook timeout never decides. When the config itself does not load, :mod:`ecc.observability.failsafe`
 reads the fail-closed setting on its own (a broken config never weakens a decision).
 """
 
@@ -71,7 +72,8 @@ def log_error(what: str, exc: BaseException | None = None, harness: str = "") ->
 
 
 def decide(assessment: Any, risk: Any) -> str:
-    """``allow``, ``ask`` or ``deny`` for a risk assessment under ``[risk]``."""
+    """``allow``, ``ask`` or ``deny`` for a risk assessment under ``[risk]`` (an ``ask`` of a
+    managed session is then held for a person's decision)."""
     if not risk.enforce:
         return "allow"
     if assessment.action == "block":
@@ -123,6 +125,8 @@ def run(harness: str, event: str, raw: bytes, cwd: Path | None = None) -> Any:
             decision = _unscored(hook_event, len(raw), limit, fail_closed)
         elif pre_tool:
             decision = _score(hook_event, config, plugin_set)
+            if decision.decision == "ask":
+                decision = _hold(decision, config)
         response = adapter.ecc_hook_response(harness=harness, decision=decision)
         if response is None:
             response = _generic_response(decision)
@@ -234,6 +238,20 @@ def _score(hook_event: Any, config: Any, plugin_set: Any) -> Any:
         reasons=assessment.reasons,
     )
     return decision
+
+
+def _hold(decision: Any, config: Any) -> Any:
+    """A managed session's call that needs confirmation waits for a person's decision
+    (:mod:`ecc.observability.approvals`); outside one it is asked: a person is at that
+    terminal, and nobody would see the approval."""
+    session_id = os.environ.get("ECC_SESSION_ID")
+    if not session_id:
+        return decision
+    from ecc.observability import approvals
+
+    harness = decision.event.harness
+    held = approvals.hold(decision, config, session_id, lambda line: log_error(line, None, harness))
+    return held or decision
 
 
 def _record(decision: Any, config: Any, scored: bool = True) -> None:

@@ -6,7 +6,8 @@ the same shape as Claude Code's. Codex runs a new or changed hook only once it i
 (``/hooks`` in the TUI; ``codex exec --dangerously-bypass-hook-trust`` for one run).
 Payloads carry ``tool_name`` (shell calls normalised to ``Bash`` with ``tool_input.command``;
 ``apply_patch`` for edits). Answers: exit 0 allows; exit 2 with the reason on stderr denies.
-Codex hooks have no "ask": ``require_confirmation`` is denied, with the reason saying so.
+Codex hooks have no "ask": ``require_confirmation`` is held for a person's decision in an ecc
+session, and outside one denied with the reason saying so.
 
 MCP: ``[mcp_servers.ecc-memory]`` (``command``, ``args``, ``env.ECC_MEMORY_HARNESS = "codex"``)
 in ``$CODEX_HOME/config.toml`` (user) or ``<project>/.codex/config.toml`` (project; read only in
