@@ -341,10 +341,8 @@ def sessions_remote(remote: str, show_all: bool, states: list[str], as_json: boo
     for s in rows:
         label = f" {s['name']}" if s.get("name") else ""
         first = (s["task"].splitlines() or [""])[0][:60]
-        say(
-            f"{s['id']}  {s['state']:<9} {s['harness']:<8} {_age(s['created_at']):>9}{label}  "
-            f"{first}"
-        )
+        shown = s.get("display_state") or s["state"]  # an older server sends state alone
+        say(f"{s['id']}  {shown:<9} {s['harness']:<8} {_age(s['created_at']):>9}{label}  {first}")
 
 
 def logs_remote(

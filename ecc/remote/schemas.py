@@ -18,6 +18,10 @@ MAX_TASK_CHARS = 100_000
 MAX_PATH_CHARS = 4096
 
 SessionState = Literal["queued", "pending", "running", "stale", "completed", "failed", "stopped"]
+# What views show: the state, or "waiting" for a running session whose tool call is held.
+DisplayState = Literal[
+    "queued", "pending", "running", "waiting", "stale", "completed", "failed", "stopped"
+]
 Stream = Literal["stdout", "stderr"]
 
 
@@ -103,6 +107,10 @@ class SessionOut(BaseModel):
     harness: str
     profile_name: str | None
     state: SessionState
+    display_state: DisplayState = Field(
+        description="state, or waiting: a tool call waits for a decision (GET /v1/approvals)."
+    )
+    pending_approval: str | None = Field(description="The id of that approval, if any.")
     reason: str
     repository: str
     working_dir: str
@@ -129,6 +137,8 @@ class SessionOut(BaseModel):
             harness=session.harness,
             profile_name=session.profile_name,
             state=session.state.value,
+            display_state=session.display_state,
+            pending_approval=session.pending_approval,
             reason=session.reason,
             repository=session.project_dir,
             working_dir=session.working_dir,
