@@ -79,6 +79,34 @@ def remove_question(session: Session) -> Text:
     return body
 
 
+# -- approvals -----------------------------------------------------------------------------------
+
+
+def decide_approval(store: Store, approval_id: str, decision: str, reason: str | None) -> str:
+    """Allow or deny a held tool call as ``ecc approve``/``ecc deny`` do, recorded as decided
+    by ``dashboard:<OS user>``."""
+    from ecc.observability import approvals
+
+    by = f"dashboard:{approvals.person()}"
+    decided = approvals.decide(store, approval_id, decision, by, reason)
+    verb = "Approved" if decision == "allow" else "Denied"
+    return f"{verb} {decided['tool']} call {decided['id']} of session {decided['session_id']}"
+
+
+def approval_question(approval: dict[str, Any]) -> Text:
+    """What the held call is, before a person lets it run."""
+    body = Text("Let ")
+    body.append(sanitize(approval["tool"]), "bold")
+    body.append(f" run in session {approval['session_id']}?\n")
+    body.append(data.one_line(approval["input_excerpt"], 300) + "\n", "bold")
+    score = approval["score"]
+    risk = f"risk {score:.2f}, " if score is not None else ""
+    body.append(f"({risk}{sanitize(approval['action'])}) ")
+    body.append(sanitize("; ".join(r for r in approval["reasons"] if r)))
+    body.append(f"\nWithout an answer by {approval['expires_at']}: {approval['on_timeout']}.")
+    return body
+
+
 # -- worktrees -----------------------------------------------------------------------------------
 
 

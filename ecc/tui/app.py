@@ -77,6 +77,8 @@ class DashboardApp(SessionControls, App[None]):
         Binding("m", "merge", "Merge"),
         Binding("p", "prune", "Prune"),
         Binding("d", "remove", "Remove"),
+        Binding("a", "approve", "Approve"),  # shown while the selected session waits
+        Binding("x", "deny", "Deny"),
         Binding("slash", "search_memory", "Memory"),
         Binding("f", "filter", "Filter"),
         Binding("r", "refresh", "Refresh"),
@@ -201,6 +203,7 @@ class DashboardApp(SessionControls, App[None]):
         ):
             self._show_selected_details()
             self._load_tool_calls()
+            self.refresh_bindings()  # approve/deny follow its waiting state
 
     def _visible(self) -> list[Session]:
         return self.watcher.ordered(self.query_text)
@@ -275,6 +278,7 @@ class DashboardApp(SessionControls, App[None]):
         self._poll_output()
         self._show_selected_details()
         self._load_tool_calls(force=True)
+        self.refresh_bindings()
         self._diff_for = None
         if self._active_tab() == "diff":
             self.load_diff()

@@ -1,4 +1,5 @@
-"""The dashboard's keys that steer sessions: new, stop, resume, remove, prune and merge.
+"""The dashboard's keys that steer sessions: new, stop, resume, remove, prune, merge, and
+approve or deny the selected session's held tool call (shown only while it waits).
 
 Each checks the selection, asks before it destroys anything (:class:`~ecc.tui.screens.
 ConfirmScreen`) and runs its operation from :mod:`ecc.tui.actions` in a worker thread with a
@@ -14,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from ecc.contract.errors import EccError
 from ecc.tui import actions
-from ecc.tui.screens import ConfirmScreen, NewSessionScreen
+from ecc.tui.screens import ConfirmScreen, NewSessionScreen, PromptScreen
 
 if TYPE_CHECKING:
     from rich.text import Text
@@ -31,6 +32,7 @@ class SessionControls:
     if TYPE_CHECKING:  # provided by DashboardApp and textual's App
         config: Config
         cwd: Path
+        store: Store
         watcher: SessionWatcher
         _select_when_seen: str | None
         call_from_thread: Any
@@ -150,6 +152,52 @@ class SessionControls:
 
         body = actions.prune_question(len(finished))
         self._confirm("Prune worktrees", body, "Prune", lambda: self._in_thread("prune", work))
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Approve and deny exist (and show in the footer) only while the selected session
+        waits for a decision."""
+        if action in ("approve", "deny"):
+            session = self.selected_session()
+            return session is not None and session.display_state == "waiting"
+        return True
+
+    def _held_call(self) -> dict[str, Any] | None:
+        session = self._need_selected()
+        if session is None:
+            return None
+        approval = self.store.get_approval(session.pending_approval or "")
+        if approval is None or approval["decision"] is not None:
+            self.report(f"session {session.id} has no tool call waiting", error=True)
+            return None
+        return approval
+
+    def action_approve(self) -> None:
+        approval = self._held_call()
+        if approval is None:
+            return
+
+        def work(store: Store) -> str:
+            return actions.decide_approval(store, approval["id"], "allow", None)
+
+        body = actions.approval_question(approval)
+        self._confirm("Run tool call", body, "Approve", lambda: self._in_thread("approve", work))
+
+    def action_deny(self) -> None:
+        approval = self._held_call()
+        if approval is None:
+            return
+
+        def deny(reason: str | None) -> None:
+            if reason is None:
+                return  # cancelled: still held
+
+            def work(store: Store) -> str:
+                return actions.decide_approval(store, approval["id"], "deny", reason)
+
+            self._in_thread("deny", work)
+
+        title = f"Deny {approval['tool']} call {approval['id']}: why? (Enter; Esc cancels)"
+        self.push_screen(PromptScreen(title, "", "optional; the agent is told"), deny)
 
     def action_merge(self) -> None:
         session = self._need_selected()

@@ -30,7 +30,7 @@ from rich.text import Text
 
 from ecc.runtime.terminal import sanitize
 from ecc.sessions.liveness import refresh_liveness
-from ecc.store.models import State, iso, parse_iso
+from ecc.store.models import WAITING, State, iso, parse_iso
 
 if TYPE_CHECKING:
     from ecc.contract.types import Config
@@ -45,11 +45,24 @@ STATE_STYLES: dict[str, str] = {
     State.QUEUED: "magenta",
     State.PENDING: "cyan",
     State.RUNNING: "bold green",
+    WAITING: "bold black on yellow",  # a tool call waits for a person: approve (a) or deny (x)
     State.STALE: "bold yellow",
     State.COMPLETED: "blue",
     State.FAILED: "bold red",
     State.STOPPED: "dim",
 }
+
+# The status bar's order of states: waiting beside running, which it is a part of.
+DISPLAY_ORDER: tuple[str, ...] = (
+    State.QUEUED,
+    State.PENDING,
+    State.RUNNING,
+    WAITING,
+    State.STALE,
+    State.COMPLETED,
+    State.FAILED,
+    State.STOPPED,
+)
 
 COLUMNS: tuple[tuple[str, str], ...] = (
     ("id", "ID"),
@@ -161,7 +174,7 @@ def row_cells(
     label = session.name and f"{session.name}: "
     return {
         "id": Text(session.id),
-        "state": Text(session.state.value, style=STATE_STYLES.get(session.state, "")),
+        "state": Text(session.display_state, style=STATE_STYLES.get(session.display_state, "")),
         "harness": Text(one_line(session.harness)),
         "task": Text(one_line(f"{label}{session.task}", width)),
         "age": Text(fmt_age(age)),
@@ -174,12 +187,13 @@ def row_cells(
 
 def matches(session: Session, query: str) -> bool:
     """True when every space-separated term of ``query`` occurs in the session's id, state,
-    harness, name, task, profile or branch (case-insensitive). ``state:X`` matches a state."""
+    harness, name, task, profile or branch (case-insensitive). ``state:X`` matches a state
+    (``state:waiting`` the sessions whose tool call waits for a decision)."""
     haystack = " ".join(
         str(part or "")
         for part in (
             session.id,
-            session.state.value,
+            session.display_state,
             session.harness,
             session.name,
             session.task,
@@ -189,7 +203,7 @@ def matches(session: Session, query: str) -> bool:
     ).lower()
     for term in query.lower().split():
         if term.startswith("state:"):
-            if session.state.value != term[len("state:") :]:
+            if term[len("state:") :] not in (session.state.value, session.display_state):
                 return False
         elif term not in haystack:
             return False
@@ -360,7 +374,12 @@ def details_text(session: Session) -> Text:
     out = Text()
     rows = [
         ("Session", session.id + (f" ({session.name})" if session.name else "")),
-        ("State", session.state.value + (f" - {session.reason}" if session.reason else "")),
+        ("State", session.display_state + (f" - {session.reason}" if session.reason else "")),
+        *(
+            [("Approval", f"{session.pending_approval}: a approves, x denies (ecc approvals)")]
+            if session.display_state == WAITING
+            else []
+        ),
         ("Task", session.task),
         ("Harness", session.harness),
         ("Profile", session.profile_name or "-"),
@@ -453,15 +472,15 @@ def status_text(
     total = 0
     for session in sessions:
         total += 1
-        counts[session.state.value] = counts.get(session.state.value, 0) + 1
+        counts[session.display_state] = counts.get(session.display_state, 0) + 1
         tokens += session.input_tokens + session.output_tokens
         cost += session.cost_usd
     out = Text()
     out.append(f"{total} sessions", style="bold")
-    for state in State:
-        if counts.get(state.value):
+    for state in DISPLAY_ORDER:
+        if counts.get(state):
             out.append("  ")
-            out.append(f"{counts[state.value]} {state.value}", style=STATE_STYLES[state])
+            out.append(f"{counts[state]} {state}", style=STATE_STYLES[state])
     thresholds = config.budget_alert_thresholds
     meters: tuple[tuple[str, Any, Any, Callable[[Any], str]], ...] = (
         ("tokens", tokens, config.token_budget, fmt_tokens),
