@@ -10,7 +10,8 @@ A runner is judged by pid *and* identity token (:mod:`ecc.sessions.procs`), and 
 again before anything is written: a runner that recorded its end between the caller's read and
 the check is left alone, and the write itself is the store's compare-and-set transition. The
 session is failed once its harness has ended too (its supervisor ends it on the runner's death;
-a harness ignoring SIGTERM lasts ``stop_grace_secs``).
+a harness ignoring SIGTERM lasts ``stop_grace_secs``) and the rest of its output spool is stored
+(:func:`ecc.sessions.spool.drain_spool`), so nothing it printed after its runner died is lost.
 """
 
 from __future__ import annotations
@@ -86,8 +87,9 @@ def record_dead_runner(
 
     A queued session just loses its claim (a free slot starts it again). A pending or running
     one is failed once its harness's process group has ended (asked here, without waiting:
-    until then the harness still runs). Returns the action, or None when the session had
-    moved on meanwhile or its harness is still ending (the next look records it).
+    until then the harness still runs and writes) and what the harness wrote to the output
+    spool is stored. Returns the action, or None when the session had moved on meanwhile or
+    its harness is still ending (the next look records it).
     """
     fresh = store.get_session(seen.id)
     if (
@@ -105,6 +107,8 @@ def record_dead_runner(
     harness = _end_harness(fresh, config, wait)
     if harness == "ending":
         return None
+    if not _drain_spool(store, fresh, config) and harness != "killed":
+        return None  # its spool is being stored by another process: the next look records it
     how = _death_signal(pid, fresh.runner_token)
     killed = f" (killed by {procs.signal_name(how)})" if how else ""
     if fresh.state == State.PENDING:
@@ -157,6 +161,20 @@ def _end_harness(session: Session, config: Config, wait: float = 0.0) -> str:
         if not procs.group_alive(pgid):
             return "gone"
     return "ending"
+
+
+def _drain_spool(store: Store, session: Session, config: Config) -> bool:
+    """Store what the harness wrote to its output spool that the runner had not stored yet.
+
+    False while the spool is held (by another drain); a drain that fails is logged and left
+    to the daemon's pass over left-over spools, so the session is still recorded."""
+    from ecc.sessions.spool import drain_spool
+
+    try:
+        return drain_spool(store, session, config) is not None
+    except Exception as exc:
+        log.warning("draining the output spool of %s failed: %s", session.id, exc)
+        return True
 
 
 def _death_signal(pid: int, token: str | None) -> int | None:

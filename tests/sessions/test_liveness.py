@@ -111,6 +111,38 @@ def test_the_dashboard_notices_a_dead_runner_and_names_its_signal(
     assert f"runner process {pid} died" in reason and "(killed by SIGKILL)" in reason
 
 
+def test_a_harness_outliving_its_runner_is_failed_once_it_ends_with_all_its_output(
+    tmp_path: Path, store: Store
+) -> None:
+    write_config(Path.home(), stop_grace_secs=2)  # the supervisor's SIGKILL comes 2 s later
+    task = "trap '' TERM HUP; echo ready; sleep 0.5; echo after the runner; sleep 1000"
+    sid = start(task, tmp_path, "--no-worktree")
+    session = wait_state(store, sid, "running")
+    wait_until(lambda: store.count_output(sid) >= 1, what="first line")
+    os.kill(session.runner_pid, signal.SIGKILL)  # type: ignore[arg-type]
+    wait_until(lambda: not procs.alive(session.runner_pid), what="the runner's death")
+    assert run_ecc("status", sid).returncode == 0  # its harness still runs (and writes)
+    assert store.get_session(sid).state == State.RUNNING  # type: ignore[union-attr]
+    wait_until(lambda: not procs.group_alive(session.harness_pgid), 20, "the supervisor's SIGKILL")
+    result = run_ecc("sessions", "--all", "--json")
+    assert result.returncode == 0, result.stderr
+    final = store.get_session(sid)
+    assert final is not None and final.state == State.FAILED
+    assert f"runner process {session.runner_pid} died" in final.reason
+    assert [r["line"] for r in store.read_output(sid)] == ["ready", "after the runner"]
+
+
+def test_a_runner_that_recorded_its_end_meanwhile_is_left_alone(store: Store) -> None:
+    _running_row(store, "racy0001", procs.hostname())
+    seen = store.get_session("racy0001")  # what a read saw while the session was running
+    assert seen is not None
+    store.transition("racy0001", State.COMPLETED, "harness exited with code 0")  # then it ended
+    assert refresh_liveness(store, [seen], get_config()) == []
+    final = store.get_session("racy0001")
+    assert final is not None and final.state == State.COMPLETED
+    assert [e["to_state"] for e in store.list_events("racy0001")][-1] == "completed"
+
+
 def _leftover_group(store: Store, sid: str, silent_secs: float) -> subprocess.Popen[bytes]:
     """A dead runner's session whose harness group (led by a real process) is still there."""
     _running_row(store, sid, procs.hostname())
