@@ -48,7 +48,7 @@ _SECRETS = (
         ),
         "***",
     ),
-    (re.compile(r"(?i)\b(bearer|basic)(\s+)[\w.~+/=-]+"), r"\1\2***"),
+    (re.compile(r"(?i)\b(bearer|basic)(\s+)[\w.~+/=-]{8,}"), r"\1\2***"),
     (re.compile(r"(://[^:/@\s]+:)[^@\s]+@"), r"\1***@"),
     (
         re.compile(
