@@ -22,6 +22,7 @@ import threading
 import time
 from collections import deque
 from concurrent.futures import Future
+from concurrent.futures import TimeoutError as FutureTimeout
 from typing import TYPE_CHECKING, Any
 
 from ecc.sessions.parsing import apply_output_event, owning_parser
@@ -72,11 +73,23 @@ class Inbox:
         self.calls: deque[Any] = deque()
         self.output: deque[Any] = deque()
         self.limit = limit
+        self.closed = False  # the writer has ended: a call would never be answered
 
-    def put_call(self, op: Any) -> None:
+    def put_call(self, op: Any) -> bool:
         with self.ready:
+            if self.closed:
+                return False
             self.calls.append(op)
             self.ready.notify_all()
+            return True
+
+    def close(self) -> list[Any]:
+        """No more calls; returns those never run."""
+        with self.ready:
+            self.closed = True
+            left = list(self.calls)
+            self.calls.clear()
+            return left
 
     def put_output(self, item: Any, timeout: float) -> bool:
         """Queue a read item; False when the queue stayed full for ``timeout`` seconds."""
@@ -181,12 +194,18 @@ class Writer(threading.Thread):
         """Queue ``fn(store)``; tried for ``window`` seconds (default ``store_retry_secs``;
         0: once) while the store fails with a passing error."""
         future: Future[Any] = Future()
-        self.inbox.put_call(_Op(self.retry_secs if window is None else window, fn, future))
+        if not self.inbox.put_call(_Op(self.retry_secs if window is None else window, fn, future)):
+            future.set_exception(StoreError("the store writer has ended"))
         return future
 
     def call(self, fn: Callable[[Store], Any], window: float | None = None) -> Any:
-        """Run ``fn(store)`` on the writer thread and return its result (or raise its error)."""
-        return self.submit(fn, window).result()
+        """Run ``fn(store)`` on the writer thread and return its result (or raise its error).
+        Never waits without a bound: a store that does not even answer raises StoreError."""
+        most = (self.retry_secs if window is None else window) + 2 * ATTEMPT_WAIT_SECS + 30.0
+        try:
+            return self.submit(fn, window).result(timeout=most)
+        except FutureTimeout:
+            raise StoreError(f"the store did not answer in {most:g}s") from None
 
     def close(self, timeout: float = 30.0) -> None:
         """Finish the calls already queued and end; output not yet stored stays in the spool."""
@@ -217,10 +236,10 @@ class Writer(threading.Thread):
                 elif self._attempt(batch):
                     batch = None
         finally:
-            self._drop_connection()
-            for op in self.inbox.calls:  # only when closing: nobody waits for them any more
+            for op in self.inbox.close():  # from now on a call is refused at once
                 if not op.future.done():
                     op.future.set_exception(StoreError("the store writer has ended"))
+            self._drop_connection()
 
     def _take_batch(self) -> _Op | None:
         items, ends = self.inbox.take_output(BATCH_LINES)

@@ -101,9 +101,10 @@ class RunOutput:
                 )
             )
         sid = self.session.id
+        window = 0.0 if writer.failure else None  # the store gave out: one try each, no more
         for kind, note in notes:
             with contextlib.suppress(Exception):
-                writer.call(lambda db: db.add_event(sid, kind, note))  # noqa: B023
+                writer.call(lambda db: db.add_event(sid, kind, note), window)  # noqa: B023
         failure = writer.failure or self.reader.error
         if failure is None and not writer.output_done.is_set():
             failure = "the store is still behind the harness's output; the rest stays spooled"
@@ -146,6 +147,6 @@ class RunOutput:
             note = f"left-over harness processes ended by {how}"
             sid = self.session.id
             with contextlib.suppress(Exception):
-                self.writer.call(lambda db: db.add_event(sid, "cleanup", note))
+                self.writer.call(lambda db: db.add_event(sid, "cleanup", note), 0.0)
         elif procs.group_alive(group):
             procs.terminate_group(group, grace)

@@ -206,8 +206,9 @@ def test_a_store_locked_past_the_retry_window_fails_the_session_and_the_runner_e
         )
     wait_until(lambda: runner_gone(session), 20, "the runner to exit")
     final = store.get_session(sid)
-    assert final is not None and final.state == State.FAILED
-    assert "could not be stored" in final.reason and "database is locked" in final.reason
+    assert final is not None and final.state == State.FAILED, final
+    assert "could not be stored" in final.reason, final.reason
+    assert "database is locked" in final.reason, final.reason
     result = run_ecc("daemon", "--once", "--json")
     assert result.returncode == 0, result.stderr
     assert_counts_up(lines_of(store, sid))  # what the harness printed, none twice
@@ -258,7 +259,7 @@ def test_a_full_state_filesystem_fails_the_session_and_the_runner_exits(
     limit = 3 * 1024 * 1024
 
     def small_files() -> None:  # the fallback: every file the runner writes stays under 3 MiB
-        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, resource.RLIM_INFINITY))
 
     spawned = subprocess.run(
         [*ECC, "start", "--no-worktree", "--json", task],
@@ -273,18 +274,22 @@ def test_a_full_state_filesystem_fails_the_session_and_the_runner_exits(
     wait_until(lambda: store.count_output(sid) > 500, what="the first lines")
     filler = state / "filler"
     if how == "tmpfs":
-        with open(filler, "wb") as handle, contextlib.suppress(OSError):
-            while True:
-                handle.write(b"\0" * 65536)
-                handle.flush()
+        fd = os.open(filler, os.O_WRONLY | os.O_CREAT, 0o600)
+        with contextlib.suppress(OSError):  # ENOSPC: full
+            while os.write(fd, b"\0" * 65536):
+                pass
+        os.close(fd)
     wait_until(lambda: not procs.group_alive(session.harness_pgid), 30, "the harness to be ended")
     filler.unlink(missing_ok=True)
     if how == "rlimit":  # room again: lift the runner's limit
-        resource.prlimit(session.runner_pid, resource.RLIMIT_FSIZE, (-1, -1))
+        unlimited = (resource.RLIM_INFINITY, resource.RLIM_INFINITY)
+        resource.prlimit(session.runner_pid, resource.RLIMIT_FSIZE, unlimited)
     wait_until(lambda: runner_gone(session), 20, "the runner to exit")
     final = store.get_session(sid)
-    assert final is not None and final.state == State.FAILED
-    assert "could not be stored" in final.reason and "full" in final.reason
+    assert final is not None and final.state == State.FAILED, final
+    # a full disk is SQLite's "database or disk is full"; past a file-size limit, "disk I/O error"
+    symptom = "full" if how == "tmpfs" else "I/O error"
+    assert "could not be stored" in final.reason and symptom in final.reason, final.reason
     store.close()
 
 
