@@ -366,13 +366,21 @@ class SpoolReader(threading.Thread):
             idle = IDLE_POLL_SECS[0]
             while not self.abandon.is_set():
                 final = self.finishing.is_set()  # all written before finish() is in the files
+                # How far to read this round, stderr's size taken first: whatever reached stdout
+                # before the last stderr line of the round is stored ahead of it, however long
+                # handing the lines over takes.
+                ends = {stream: os.fstat(fds[stream]).st_size for stream in reversed(fds)}
                 got = False
                 for stream, fd in fds.items():
-                    items = read_items(self.splitters[stream], fd, stream)
-                    for item in items:
-                        if not self._hand(item):
-                            return
-                    got = got or bool(items)
+                    splitter = self.splitters[stream]
+                    while splitter.read_to < ends[stream]:
+                        before = splitter.read_to
+                        for item in read_items(splitter, fd, stream, ends[stream]):
+                            if not self._hand(item):
+                                return
+                        if splitter.read_to == before:
+                            break
+                        got = True
                 if got:
                     idle = IDLE_POLL_SECS[0]
                 elif final:

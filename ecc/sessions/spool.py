@@ -147,11 +147,17 @@ def _decode(raw: bytes) -> str:
     return raw.decode("utf-8", "replace")
 
 
-def read_items(splitter: LineSplitter, fd: int, stream: str) -> list[tuple[Any, ...]]:
-    """Read one chunk of ``fd`` from where ``splitter`` is and split it: items ``(stream,
-    read time, lines, cursor before, cursor after)``, each within the batch limits; an item
-    without lines moves the cursor past a skipped part. [] when nothing new was there."""
-    chunk = os.pread(fd, READ_CHUNK, splitter.read_to)
+def read_items(
+    splitter: LineSplitter, fd: int, stream: str, end: int | None = None
+) -> list[tuple[Any, ...]]:
+    """Read one chunk of ``fd`` (not past offset ``end``) from where ``splitter`` is and split
+    it: items ``(stream, read time, lines, cursor before, cursor after)``, each within the
+    batch limits; an item without lines moves the cursor past a skipped part. [] when no line
+    came of it (nothing new, or only the start of one)."""
+    size = READ_CHUNK if end is None else min(READ_CHUNK, end - splitter.read_to)
+    if size <= 0:
+        return []
+    chunk = os.pread(fd, size, splitter.read_to)
     if not chunk:
         return []
     now = time.time()

@@ -366,3 +366,18 @@ def test_stop_is_prompt_under_an_endless_flood(tmp_path: Path, store: Store) -> 
     assert not procs.group_alive(session.harness_pgid)
     lines = lines_of(store, sid)
     assert lines[: len(lines) - 1] == [str(n) for n in range(1, len(lines))]
+
+
+def test_a_last_stderr_line_comes_after_all_the_stdout_before_it(
+    tmp_path: Path, store: Store
+) -> None:
+    """Two spool files, one order: a line written to stderr after a flood on stdout is stored
+    after all of it, however far behind the store is when it is written."""
+    sid = start("seq 1 300000; echo err >&2", tmp_path, "--no-worktree")
+    assert wait_state(store, sid, "completed", "failed", timeout=60).state == State.COMPLETED
+    rows = store.read_output(sid)
+    assert [(r["stream"], r["line"]) for r in rows[-2:]] == [
+        ("stdout", "300000"),
+        ("stderr", "err"),
+    ]
+    assert len(rows) == 300_001
