@@ -24,7 +24,6 @@ from pathlib import Path
 import pytest
 
 from ecc.sessions import procs
-from ecc.sessions.spool import MAX_LINE_BYTES, LineSplitter
 from ecc.store.base import Store
 from ecc.store.models import State
 from ecc.store.open import open_store
@@ -118,6 +117,8 @@ def vm_hwm_kib(pid: int) -> int:
 def test_lines_are_the_same_however_the_spool_is_read() -> None:
     """The splitter reads a spool in any chunks, a batch at a time (its fast path decodes a
     chunk at once): the lines are always those of splitting the whole output, as ecc has."""
+    from ecc.sessions.spool import MAX_LINE_BYTES, LineSplitter
+
     rng = random.Random(21)
     pieces = [b"a", b"\n", b"\r", b"\xff", b"\xe2\x82", b"\xe2\x82\xac", b"z" * 999]
 
