@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING
 from ecc.sessions import procs
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from pathlib import Path
 
     from ecc.sessions.capture import Writer
@@ -56,10 +57,17 @@ class Throttle(threading.Thread):
     BURST_SECS, BURST_MOST_SECS = 0.02, 0.1  # how long a resume is watched closely
     SIGNAL_WAIT_SECS = 2.0  # how long a paused group waits for the stop signal it was promised
 
-    def __init__(self, files: dict[str, Path], writer: Writer, backlog_bytes: int) -> None:
+    def __init__(
+        self,
+        files: dict[str, Path],
+        writer: Writer,
+        backlog_bytes: int,
+        held: Callable[[], int] = lambda: 0,
+    ) -> None:
         super().__init__(name="ecc-throttle", daemon=True)
         self.files = files
         self.writer = writer
+        self.held = held  # bytes of a line read but still without its newline
         self.most = max(int(backlog_bytes), self.FLOOR)
         self.rate: float | None = None  # bytes a second the store takes, measured under load
         self.group = 0
@@ -110,7 +118,9 @@ class Throttle(threading.Thread):
                 if written != last_size:
                     last_size, last_change = written, now
                 stored = sum(self.writer.committed.get(stream, 0) for stream in fds)
-                backlog = written - stored
+                # what the store can take: an unfinished line waits for the harness, and
+                # pausing the harness on it would wait forever
+                backlog = written - stored - self.held()
                 high = self._high(samples, now, stored, backlog)
                 with self._signals:
                     if self._done.is_set() or self._resume_by is not None:
@@ -119,7 +129,7 @@ class Throttle(threading.Thread):
                         self._pause(by_store=True)
                     elif self._paused_since is not None and backlog < high // 4:
                         self._resume()
-                        self._watch_burst(fds, stored + high)
+                        self._watch_burst(fds, stored + self.held() + high)
                         last_change = time.monotonic()
                 if self._paused_since is not None:
                     wait = self.PAUSED

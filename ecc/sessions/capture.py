@@ -355,6 +355,10 @@ class SpoolReader(threading.Thread):
     def truncated(self) -> int:
         return sum(splitter.truncated for splitter in self.splitters.values())
 
+    def held(self) -> int:
+        """Bytes read that wait for the rest of their line: no store can take them yet."""
+        return sum(len(splitter.buf) for splitter in self.splitters.values())
+
     def finish(self) -> None:
         self.finishing.set()
 

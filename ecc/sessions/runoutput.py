@@ -71,7 +71,7 @@ class RunOutput:
         self.writer.start()
         self.reader = SpoolReader(self.spool.files, cursors, self.writer)
         backlog = int(self.config.output_backlog_bytes)
-        self.throttle = Throttle(self.spool.files, self.writer, backlog)
+        self.throttle = Throttle(self.spool.files, self.writer, backlog, self.reader.held)
         return fds
 
     def start(self, group: int) -> None:

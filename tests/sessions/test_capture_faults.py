@@ -382,3 +382,27 @@ def test_a_last_stderr_line_comes_after_all_the_stdout_before_it(
         ("stderr", "err"),
     ]
     assert len(rows) == 300_001
+
+
+@sqlite_only
+def test_a_harness_paused_in_the_middle_of_a_line_goes_on(tmp_path: Path, store: Store) -> None:
+    """Back-pressure counts what the store can take: a line still waiting for its newline is
+    not a backlog (pausing the harness on it would wait for the harness forever)."""
+    script = tmp_path / "half.py"
+    script.write_text(
+        "import os, sys, time\n"
+        "while not os.path.exists(sys.argv[1]):\n"
+        "    time.sleep(0.02)\n"
+        "os.write(1, (b'a' * 99 + b'\\n') * 1000 + b'x' * 40000)\n"  # a flood, then half a line
+        "time.sleep(0.5)\n"
+        "os.write(1, b'\\nend\\n')\n"
+    )
+    flag = tmp_path / "go"
+    sid = start(f"{sys.executable} {script} {flag}", tmp_path, "--no-worktree")
+    wait_state(store, sid, "running")
+    with write_lock(store.path):  # the flood cannot be stored: the harness is paused on it
+        flag.touch()
+        time.sleep(1.0)
+    final = wait_state(store, sid, "completed", "failed", timeout=30)
+    assert final.state == State.COMPLETED, final.reason
+    assert lines_of(store, sid) == ["a" * 99] * 1000 + ["x" * 40000, "end"]
