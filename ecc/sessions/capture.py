@@ -25,7 +25,6 @@ from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
 from typing import TYPE_CHECKING, Any
 
-from ecc.sessions.parsing import apply_output_event, owning_parser
 from ecc.sessions.spool import (
     BATCH_LINES,
     MAX_LINE_BYTES,
@@ -45,14 +44,12 @@ if TYPE_CHECKING:
     from ecc.store.base import Store
     from ecc.store.models import Session
 
-# the line cap and the parser helpers, where callers have always found them
+# the line cap, where callers have always found it
 __all__ = [
     "MAX_LINE_BYTES",
     "Reader",
     "SpoolReader",
     "Writer",
-    "apply_output_event",
-    "owning_parser",
 ]
 
 log = logging.getLogger("ecc.runner")

@@ -167,7 +167,7 @@ def test_budget_cli_shows_without_alerting(store: Store) -> None:
 
 def test_runner_usage_events_go_through_budgets(store: Store, isolated_env) -> None:
     from ecc.contract.types import OutputEvent
-    from ecc.sessions.capture import apply_output_event
+    from ecc.sessions.parsing import apply_output_event
 
     config_file = isolated_env / ".config/ecc/config.toml"
     config_file.parent.mkdir(parents=True, exist_ok=True)

@@ -8,7 +8,8 @@ from pathlib import Path
 from typing import Any
 
 from ecc.contract.types import OutputEvent
-from ecc.sessions.capture import MAX_LINE_BYTES, Reader, apply_output_event, owning_parser
+from ecc.sessions.capture import MAX_LINE_BYTES, Reader
+from ecc.sessions.parsing import apply_output_event, owning_parser
 from ecc.store.base import Store
 from ecc.store.models import State
 from ecc.store.sqlite import SqliteStore
