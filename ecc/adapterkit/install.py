@@ -86,17 +86,17 @@ def command_hook(
 
     command = hook_command(request.options, harness)
     seconds = hook_timeout(request) if timeout is None else timeout
-    entry = {
-        "matcher": matcher,
-        "hooks": [
-            {
-                "type": "command",
-                "command": command,
-                "timeout": seconds * 1000 if milliseconds else seconds,
-            }
-        ],
-    }
+    entry = hook_entry(command, seconds, matcher, milliseconds)
     return edit_hooks_file(path, what, harness, {event: entry}, request.action, request.dry_run)
+
+
+def hook_entry(command: str, seconds: int, matcher: str, milliseconds: bool) -> dict[str, Any]:
+    """One entry of a Claude-style ``hooks`` table: run ``command`` for tools ``matcher``."""
+    timeout = seconds * 1000 if milliseconds else seconds
+    return {
+        "matcher": matcher,
+        "hooks": [{"type": "command", "command": command, "timeout": timeout}],
+    }
 
 
 def memory_server(request: IntegrationRequest, harness: str) -> dict[str, Any]:

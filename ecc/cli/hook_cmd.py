@@ -19,10 +19,10 @@ from ecc.cli.options import HOOK, click_options
 
 @click.command("hook", hidden=True)
 @click_options(HOOK)
-def hook_command(harness: str, event: str) -> None:
+def hook_command(harness: str, event: str, managed: bool) -> None:
     """Score one tool call from a harness hook payload on stdin; answer allow, ask or deny."""
     from ecc.cli.fast.hook import write_response
     from ecc.observability.toolhook import run
 
     raw = sys.stdin.buffer.read() if not sys.stdin.isatty() else b""
-    sys.exit(write_response(run(harness, event, raw)))
+    sys.exit(write_response(run(harness, event, raw, managed=managed)))

@@ -90,6 +90,12 @@ HOOK = (
     Option(
         "--event", dest="event", default="", help="Event name when the payload does not carry one."
     ),
+    Option(
+        "--managed",
+        dest="managed",
+        kind=FLAG,
+        help="A managed session's own hook (set by ecc run; reads the policy of ECC_POLICY_DIR).",
+    ),
 )
 
 START = (

@@ -36,9 +36,26 @@ class HarnessInfo:
     description: str = ""
     aliases: tuple[str, ...] = ()
     # Surfaces for the compliance matrix: direct, structured_output, resume, hooks, enforcement,
+    # session_hooks (the adapter applies ``LaunchContext.enforcement`` to the harness process),
     # mcp, skills, and the profile fields the adapter maps to real flags.
     capabilities: frozenset[str] = frozenset()
     profile_fields: frozenset[str] = frozenset()
+
+
+@dataclass(frozen=True)
+class SessionEnforcement:
+    """ecc's tool-call hook as a managed session applies it to its own harness process.
+
+    An adapter whose harness declares the ``session_hooks`` capability puts :attr:`command`
+    into the harness's hook configuration *for this process only* (a flag, an environment
+    variable, a file under :attr:`directory`), never into a file of the repository or of the
+    user: so the session is enforced whether or not ``ecc hooks install`` was run or committed.
+    """
+
+    command: str  # the shell command line the harness runs before each tool call
+    argv: tuple[str, ...]  # the same command as argv, for harnesses that take a list
+    timeout_secs: int  # what the harness must allow the hook: a held call waits for a person
+    directory: Path  # private to this session: for settings files the harness must read
 
 
 @dataclass
@@ -53,6 +70,8 @@ class LaunchContext:
     profile: AgentProfile | None = None
     session_name: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
+    # Set when the session's harness declares ``session_hooks``: apply it (see the class).
+    enforcement: SessionEnforcement | None = None
 
     def __post_init__(self) -> None:
         if not self.session_name:

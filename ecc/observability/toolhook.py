@@ -28,6 +28,9 @@ from typing import Any
 from ecc.runtime import paths
 
 HOT_HOOKS = ("ecc_parse_hook_payload", "ecc_hook_response", "ecc_score_tool_call")
+# Set by the runner of a managed session (``ecc.sessions.enforcement``):
+POLICY_DIR_ENV = "ECC_POLICY_DIR"  # the directory ``ecc run`` was invoked in: its policy applies
+SESSION_HOOK_ENV = "ECC_SESSION_HOOK"  # "1": the session applies its own (``--managed``) hook
 
 
 def load(cwd: Path | None = None, harness: str | None = None) -> tuple[Any, Any]:
@@ -93,10 +96,25 @@ def _generic_response(decision: Any) -> Any:
     return HookResponse()
 
 
-def run(harness: str, event: str, raw: bytes, cwd: Path | None = None) -> Any:
-    """Handle one hook invocation; always returns a :class:`ecc.contract.types.HookResponse`."""
+def run(
+    harness: str, event: str, raw: bytes, cwd: Path | None = None, managed: bool = False
+) -> Any:
+    """Handle one hook invocation; always returns a :class:`ecc.contract.types.HookResponse`.
+
+    ``managed`` is the hook a session applied to its own harness process: it reads the policy
+    of the directory ``ecc run`` was invoked in. Inside such a session any other ecc hook (one
+    the user installed) allows at once and records nothing: the session's hook decides.
+    """
     from ecc.contract.types import HookDecision, HookEvent
     from ecc.runtime.config import view as fastconfig
+
+    if managed:
+        policy_dir = os.environ.get(POLICY_DIR_ENV)
+        cwd = Path(policy_dir) if policy_dir else cwd
+    elif os.environ.get(SESSION_HOOK_ENV) == "1":
+        from ecc.contract.types import HookResponse
+
+        return HookResponse()
 
     try:
         config = fastconfig.view(cwd)

@@ -33,6 +33,7 @@ from ecc.contract.errors import EccError
 from ecc.sessions import procs
 from ecc.sessions.backpressure import Throttle
 from ecc.sessions.capture import Writer
+from ecc.sessions.enforcement import for_session, session_env
 from ecc.sessions.placement import LocalPlacement, Placement, PoolPlacement
 from ecc.sessions.runoutput import RunOutput
 from ecc.store.models import TERMINAL, InvalidTransition, Session, State
@@ -41,6 +42,7 @@ from ecc.store.open import open_store
 if TYPE_CHECKING:
     from concurrent.futures import Future
 
+    from ecc.contract.types import SessionEnforcement
     from ecc.sessions.parsing import OutputParser
 
 log = logging.getLogger("ecc.runner")
@@ -127,6 +129,7 @@ class Runner:
             from ecc.runtime.config.model import AgentProfile
 
             profile = AgentProfile(**session.profile)
+        enforcement = self._enforcement(session)
         launch = LaunchContext(
             session_id=session.id,
             task=session.task,
@@ -135,6 +138,7 @@ class Runner:
             config=self.config,
             profile=profile,
             session_name=session.name or "",
+            enforcement=enforcement,
         )
         if profile is not None:
             translation = hook.ecc_translate_profile(
@@ -165,10 +169,31 @@ class Runner:
             ECC_WORKING_DIR=str(working),
             ECC_PROJECT_DIR=str(launch.project_dir),
         )
+        env.update(session_env(session, enforcement))
         for extra in hook.ecc_session_env(harness=session.harness, launch=launch):
             if extra:
                 env.update({str(k): str(v) for k, v in extra.items()})
         return [str(part) for part in argv], env
+
+    def _enforcement(self, session: Session) -> SessionEnforcement | None:
+        """The hook the adapter applies to this run's harness process (or None), recorded on
+        the session with whether it enforces: shown by ``ecc status``."""
+        from ecc.sessions import harnesses
+
+        info = harnesses.resolve(session.harness, self.config)
+        enforcement = for_session(session, info, self.config)
+        enforcing = bool(self.config.risk.enforce)
+        self.store.update_session(session.id, enforced=enforcement is not None and enforcing)
+        if enforcement is None:
+            what = f"harness {session.harness} cannot run ecc's hook: calls scored from output"
+            if enforcing:
+                what += "; risk.enforce cannot block or hold them"
+        elif enforcing:
+            what = "ecc's hook applied to the harness: risk.enforce blocks and holds tool calls"
+        else:
+            what = "ecc's hook applied to the harness: tool calls scored, risk.enforce is off"
+        self.store.add_event(session.id, "enforcement", what)
+        return enforcement
 
     def _parser(self, session: Session) -> OutputParser | None:
         from ecc.sessions.parsing import OutputParser

@@ -127,6 +127,9 @@ class Session:
     base_branch: str | None = None
     base_commit: str | None = None
     pr_url: str | None = None  # the pull request ``ecc pr`` opened for the session's branch
+    # True: the harness ran under ecc's own hook with risk.enforce on; False: it did not
+    # (unenforceable harness, or enforcement off); None: not started yet (or before issue 17).
+    enforced: bool | None = None
     slot: bool = False
     runner_pid: int | None = None
     runner_host: str | None = None
@@ -175,6 +178,8 @@ class Session:
         data["state"] = State(data["state"])
         for flag in ("use_worktree", "slot", "stop_requested"):
             data[flag] = bool(data.get(flag))
+        if data.get("enforced") is not None:
+            data["enforced"] = bool(data["enforced"])
         profile_json = data.pop("profile_json", None)
         data["profile"] = json.loads(profile_json) if profile_json else None
         known = cls.__dataclass_fields__

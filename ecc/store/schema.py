@@ -155,6 +155,9 @@ MIGRATIONS: list[list[str]] = [
         "CREATE INDEX approvals_session ON approvals (session_id, decision)",
         "CREATE INDEX approvals_pending ON approvals (decision, expires_at)",
     ],
+    [  # 6: whether the session's harness ran under ecc's own hook with risk.enforce (issue 17)
+        "ALTER TABLE sessions ADD COLUMN enforced INTEGER",
+    ],
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 
@@ -171,6 +174,7 @@ SESSION_COLUMNS = frozenset(
         "repo_root",
         "repo_url",
         "pr_url",
+        "enforced",
         "working_dir",
         "use_worktree",
         "worktree_path",

@@ -11,7 +11,10 @@ import json
 import os
 import shutil
 import subprocess
+import sys
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 REPO = Path(__file__).resolve().parents[2]
 INSTALL_SCRIPT = Path(__file__).resolve().parent / "install_clis.sh"
@@ -22,6 +25,34 @@ STUB_MODEL = {
     "gemini": "gemini-2.5-flash",
     "opencode": "stub/stub-model",
 }
+
+
+TIMEOUT = 240  # seconds for one ecc command driving a real CLI
+
+
+def strings(value: Any) -> Iterator[str]:
+    """Every string nested in a JSON value (to search a model request for a text)."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from strings(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from strings(item)
+
+
+def ecc(env: dict[str, str], cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """Run this checkout's ``ecc ARGS`` in ``cwd`` with exactly ``env``."""
+    return subprocess.run(
+        [sys.executable, "-m", "ecc", *args],
+        cwd=cwd,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+    )
 
 
 def cache_dir() -> Path:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -35,3 +36,25 @@ def stub(tmp_path: Path):
         yield server
     finally:
         server.stop()
+
+
+@pytest.fixture
+def env_for(tmp_path: Path, cli_bin: Path, stub: StubServer) -> Callable[..., dict[str, str]]:
+    """``make(harness, user_config="")``: the environment that runs ``harness`` against the stub,
+    with an ecc user config (``ECC_CONFIG``) holding the profile ``e2e`` and ``user_config``."""
+
+    def make(name: str, user_config: str = "") -> dict[str, str]:
+        env = {k: v for k, v in os.environ.items() if k.startswith(("ECC_", "GIT_"))}
+        env.pop("ECC_PLUGINS", None)
+        env.update(clis.prepare(name, tmp_path / "harness-home", stub.url, cli_bin))
+        config = tmp_path / "ecc.toml"
+        config.write_text(
+            f"{user_config}\n"
+            "[agent_profiles.e2e]\n"
+            'permission_mode = "bypassPermissions"\n'
+            f'model = "{clis.STUB_MODEL[name]}"\n'
+        )
+        env["ECC_CONFIG"] = str(config)
+        return env
+
+    return make

@@ -8,7 +8,8 @@ It speaks just enough of each API the harness CLIs use (see ``spec/real-harnesse
 * OpenAI Chat Completions (``POST /v1/chat/completions``, SSE) for OpenCode.
 
 Every conversation goes the same way: while the request carries no tool result, the answer is
-one shell tool call (:data:`TOOL_COMMAND`); once it does, the answer is :data:`FINAL_TEXT`. A
+one shell tool call (``StubServer.tool_command``: :data:`TOOL_COMMAND` unless a test sets it);
+once it does, the answer is :data:`FINAL_TEXT`. A
 request without tools (OpenCode's title generation) gets :data:`TITLE_TEXT`. Every answer reports
 :data:`INPUT_TOKENS` and :data:`OUTPUT_TOKENS` as its usage. Each request is recorded (path,
 headers, JSON body) so a test can check what the CLI sent, e.g. that a resumed run carried the
@@ -58,7 +59,7 @@ def _sse(events: list[tuple[str | None, Any]]) -> bytes:
 # -- Anthropic Messages (Claude Code) ----------------------------------------------------------
 
 
-def anthropic(body: dict[str, Any]) -> tuple[str, bytes]:
+def anthropic(body: dict[str, Any], command: str = TOOL_COMMAND) -> tuple[str, bytes]:
     done = _contains(body.get("messages", []), lambda d: d.get("type") == "tool_result")
     msg_id = "msg_" + uuid.uuid4().hex[:20]
     usage = {"input_tokens": INPUT_TOKENS, "output_tokens": OUTPUT_TOKENS}
@@ -71,7 +72,7 @@ def anthropic(body: dict[str, Any]) -> tuple[str, bytes]:
     else:
         tool_id = "toolu_" + uuid.uuid4().hex[:20]
         block = {"type": "tool_use", "id": tool_id, "name": "Bash", "input": {}}
-        args = {"command": TOOL_COMMAND, "description": "Create out.txt"}
+        args = {"command": command, "description": "Create out.txt"}
         delta = {"type": "input_json_delta", "partial_json": json.dumps(args)}
         full = {**block, "input": args}
         stop = "tool_use"
@@ -121,7 +122,7 @@ def anthropic(body: dict[str, Any]) -> tuple[str, bytes]:
 # -- OpenAI Responses (Codex) ------------------------------------------------------------------
 
 
-def responses(body: dict[str, Any]) -> tuple[str, bytes]:
+def responses(body: dict[str, Any], command: str = TOOL_COMMAND) -> tuple[str, bytes]:
     done = _contains(body.get("input", []), lambda d: d.get("type") == "function_call_output")
     if done or not body.get("tools"):
         item: dict[str, Any] = {
@@ -143,7 +144,7 @@ def responses(body: dict[str, Any]) -> tuple[str, bytes]:
             "id": "fc_" + uuid.uuid4().hex[:20],
             "call_id": "call_" + uuid.uuid4().hex[:20],
             "name": "exec_command",
-            "arguments": json.dumps({"cmd": TOOL_COMMAND}),
+            "arguments": json.dumps({"cmd": command}),
             "status": "completed",
         }
     resp_id = "resp_" + uuid.uuid4().hex[:20]
@@ -178,7 +179,7 @@ def responses(body: dict[str, Any]) -> tuple[str, bytes]:
 # -- Gemini (Gemini CLI) -------------------------------------------------------------------------
 
 
-def gemini(body: dict[str, Any]) -> tuple[str, bytes]:
+def gemini(body: dict[str, Any], command: str = TOOL_COMMAND) -> tuple[str, bytes]:
     done = _contains(body.get("contents", []), lambda d: "functionResponse" in d)
     if done or not body.get("tools"):
         part: dict[str, Any] = {"text": FINAL_TEXT if done else TITLE_TEXT}
@@ -186,7 +187,7 @@ def gemini(body: dict[str, Any]) -> tuple[str, bytes]:
         part = {
             "functionCall": {
                 "name": "run_shell_command",
-                "args": {"command": TOOL_COMMAND, "description": "Create out.txt"},
+                "args": {"command": command, "description": "Create out.txt"},
             }
         }
     response = {
@@ -206,7 +207,7 @@ def gemini(body: dict[str, Any]) -> tuple[str, bytes]:
 # -- OpenAI Chat Completions (OpenCode) ---------------------------------------------------------
 
 
-def chat(body: dict[str, Any]) -> tuple[str, bytes]:
+def chat(body: dict[str, Any], command: str = TOOL_COMMAND) -> tuple[str, bytes]:
     done = any(m.get("role") == "tool" for m in body.get("messages", []) if isinstance(m, dict))
     chunk_id = "chatcmpl-" + uuid.uuid4().hex[:20]
     base = {"id": chunk_id, "object": "chat.completion.chunk", "created": 0, "model": MODEL}
@@ -237,7 +238,7 @@ def chat(body: dict[str, Any]) -> tuple[str, bytes]:
             "type": "function",
             "function": {
                 "name": "bash",
-                "arguments": json.dumps({"command": TOOL_COMMAND, "description": "Create out.txt"}),
+                "arguments": json.dumps({"command": command, "description": "Create out.txt"}),
             },
         }
         chunks = [
@@ -257,6 +258,7 @@ class StubServer(ThreadingHTTPServer):
         super().__init__(("127.0.0.1", 0), _Handler)
         self.requests: list[dict[str, Any]] = []
         self.log_path = log_path
+        self.tool_command = TOOL_COMMAND  # what the next conversations' tool call runs
         self._lock = threading.Lock()
 
     @property
@@ -341,7 +343,9 @@ class _Handler(BaseHTTPRequestHandler):
         else:
             self._send(404, "application/json", b'{"error":{"message":"unknown endpoint"}}')
             return
-        content_type, payload = handler(body if isinstance(body, dict) else {})
+        content_type, payload = handler(
+            body if isinstance(body, dict) else {}, self.server.tool_command
+        )
         self._send(200, content_type, payload)
 
 
@@ -350,10 +354,12 @@ def main() -> None:
     parser.add_argument("--port", type=int, default=0, help="only 0 (any free port) is supported")
     parser.add_argument("--port-file", type=Path, required=True)
     parser.add_argument("--log", type=Path)
+    parser.add_argument("--tool-command", default=TOOL_COMMAND)
     args = parser.parse_args()
     if args.port != 0:
         parser.error("--port must be 0")
     server = StubServer(args.log)
+    server.tool_command = args.tool_command
     args.port_file.write_text(str(server.port))
     server.serve_forever()
 

@@ -12,63 +12,19 @@ is configured anywhere.
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 import time
 from pathlib import Path
-from typing import Any
 
 import clis
 import pytest
 import stub_server
+from clis import ecc, strings
 
 pytestmark = pytest.mark.e2e
 
 # Starts with dashes and holds quotes: must reach the model as the prompt, not as flags.
 TASK = '--create out.txt (it\'s a "test")'
-TIMEOUT = 240
-
-
-def strings(value: Any):
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, dict):
-        for item in value.values():
-            yield from strings(item)
-    elif isinstance(value, list):
-        for item in value:
-            yield from strings(item)
-
-
-def ecc(env: dict[str, str], cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "ecc", *args],
-        cwd=cwd,
-        env=env,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=TIMEOUT,
-    )
-
-
-@pytest.fixture
-def env_for(tmp_path: Path, cli_bin: Path, stub: stub_server.StubServer):
-    def make(name: str) -> dict[str, str]:
-        env = {k: v for k, v in os.environ.items() if k.startswith(("ECC_", "GIT_"))}
-        env.pop("ECC_PLUGINS", None)
-        env.update(clis.prepare(name, tmp_path / "harness-home", stub.url, cli_bin))
-        config = tmp_path / "ecc.toml"
-        config.write_text(
-            "[agent_profiles.e2e]\n"
-            'permission_mode = "bypassPermissions"\n'
-            f'model = "{clis.STUB_MODEL[name]}"\n'
-        )
-        env["ECC_CONFIG"] = str(config)
-        return env
-
-    return make
+TIMEOUT = clis.TIMEOUT
 
 
 @pytest.mark.parametrize("harness", clis.HARNESSES)

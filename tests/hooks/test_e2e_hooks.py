@@ -67,7 +67,7 @@ def stub(tmp_path: Path) -> Iterator[stub_server.StubServer]:
 def run_with_hook(
     harness: str, command: str, repo: Path, tmp_path: Path, cli_bin: Path, stub, monkeypatch
 ) -> subprocess.CompletedProcess[str]:
-    monkeypatch.setattr(stub_server, "TOOL_COMMAND", command)
+    stub.tool_command = command
     home = tmp_path / "harness-home"
     env = {k: v for k, v in os.environ.items() if k.startswith(("ECC_", "GIT_"))}
     env.pop("ECC_PLUGINS", None)

@@ -5,6 +5,11 @@ Command: ``claude --print --verbose --output-format=stream-json --name=ecc-ID [p
 neither a task nor a profile value starting with ``-`` can be read as a flag. Resume adds
 ``--resume=HARNESS_SESSION_ID`` (the ``session_id`` of the stream's ``system/init`` line).
 ``token_budget`` has no flag: ecc enforces it from the parsed usage.
+
+A managed session's hook (``launch.enforcement``) goes in through ``--settings=FILE``: a settings
+file in the session's private directory with ecc's ``PreToolUse`` hook and ``disableAllHooks``
+false. Command-line settings rank above the project's and the user's, so neither a repository's
+``.claude/settings.json`` nor the user's own can switch it off.
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ecc.adapterkit import ProfileFlags, format_number, marked, opt, profile_flags
+from ecc.adapterkit.sessionhooks import hooks_table, write_settings
 from ecc.contract.hookspecs import hookimpl
 from ecc.contract.types import HarnessInfo, LaunchContext, OutputEvent, ProfileTranslation
 from ecc_adapter_claude.output import parse_line
@@ -48,7 +54,16 @@ def ecc_harnesses() -> HarnessInfo:
         description="Claude Code CLI in print mode (stream-json output)",
         aliases=("claude-code",),
         capabilities=frozenset(
-            {"direct", "structured_output", "resume", "hooks", "enforcement", "mcp", "skills"}
+            {
+                "direct",
+                "structured_output",
+                "resume",
+                "hooks",
+                "enforcement",
+                "session_hooks",
+                "mcp",
+                "skills",
+            }
         ),
         profile_fields=PROFILE_FIELDS,
     )
@@ -83,6 +98,12 @@ def _argv(launch: LaunchContext, resume_id: str | None) -> list[str]:
     argv.append(opt("--name", launch.session_name))
     if resume_id:
         argv.append(opt("--resume", resume_id))
+    if launch.enforcement is not None:
+        settings = {
+            "disableAllHooks": False,
+            "hooks": hooks_table(launch.enforcement, "PreToolUse"),
+        }
+        argv.append(opt("--settings", write_settings(launch.enforcement, "claude.json", settings)))
     argv += profile_flags(NAME, launch.profile, ecc_translate_profile)
     return [*argv, "--", launch.task]
 

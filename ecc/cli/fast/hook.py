@@ -35,4 +35,6 @@ def main(args: list[str]) -> int | None:
     from ecc.observability.toolhook import run
 
     raw = sys.stdin.buffer.read() if not sys.stdin.isatty() else b""
-    return write_response(run(params["harness"], params["event"], raw))
+    return write_response(
+        run(params["harness"], params["event"], raw, managed=bool(params["managed"]))
+    )
