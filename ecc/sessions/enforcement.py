@@ -62,7 +62,7 @@ def warning(config: Any, info: HarnessInfo) -> str | None:
     if not config.risk.get("enforce") or enforceable(info):
         return None
     return (
-        f"warning: risk.enforce is on but ecc cannot apply its hook to {info.name} sessions: "
+        f"Warning: risk.enforce is on but ecc cannot apply its hook to {info.name} sessions: "
         "their tool calls are scored from the output after they ran, never blocked or held"
     )
 

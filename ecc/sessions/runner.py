@@ -183,7 +183,8 @@ class Runner:
         info = harnesses.resolve(session.harness, self.config)
         enforcement = for_session(session, info, self.config)
         enforcing = bool(self.config.risk.enforce)
-        self.store.update_session(session.id, enforced=enforcement is not None and enforcing)
+        enforced = enforcement is not None and enforcing
+        self.store.update_session(session.id, enforced=int(enforced))  # INTEGER in every store
         if enforcement is None:
             what = f"harness {session.harness} cannot run ecc's hook: calls scored from output"
             if enforcing:

@@ -11,6 +11,7 @@ from ecc.contract.errors import EccError
 
 TYPE_CHECKING = False  # typing stays unimported: ``ecc run -d`` is a hot path
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Any
 
     from ecc.sessions.manager import Request
@@ -25,13 +26,16 @@ class NotStarted(EccError):
         self.session = session
 
 
-def start(store: Any, request: Request, config: Any) -> Session:
+def start(
+    store: Any, request: Request, config: Any, warn: Callable[[str], None] | None = None
+) -> Session:
     """Create the session for ``request`` and submit it; returns the session as created.
 
     A request ecc refuses raises :class:`EccError` with nothing written (with
     ``budget_action = "stop"`` and a used-up budget: :class:`ecc.observability.budgets.
     OverBudget`); a session its executor could not start raises :class:`NotStarted` (the
-    session is recorded as failed).
+    session is recorded as failed). ``warn`` receives, before the session is submitted, the
+    line saying that ``risk.enforce`` is on and the harness cannot be enforced.
     """
     from ecc.sessions import manager
 
@@ -40,6 +44,12 @@ def start(store: Any, request: Request, config: Any) -> Session:
 
         budgets.refuse_start(store, config)
     session = manager.create(store, request, config)
+    if warn is not None and config.risk.enforce:
+        from ecc.sessions import enforcement, harnesses
+
+        line = enforcement.warning(config, harnesses.resolve(session.harness, config))
+        if line:
+            warn(line)
     try:
         manager.submit(store, session, config)
     except EccError as exc:

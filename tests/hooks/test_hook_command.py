@@ -70,9 +70,15 @@ def opencode_before(command: str) -> dict:  # what ecc's OpenCode plugin module 
     }
 
 
-def hook(harness: str, payload: object, env: dict[str, str] | None = None, *extra: str):
+def hook(
+    harness: str,
+    payload: object,
+    env: dict[str, str] | None = None,
+    *extra: str,
+    cwd: Path | None = None,
+):
     raw = payload if isinstance(payload, str) else json.dumps(payload)
-    return run_ecc("hook", "--harness", harness, *extra, input=raw, env=env)
+    return run_ecc("hook", "--harness", harness, *extra, input=raw, env=env, cwd=cwd)
 
 
 def rows(session_id: str | None = None) -> list[dict]:

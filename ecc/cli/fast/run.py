@@ -56,7 +56,7 @@ def start_session(
         cwd=cwd,
         executor=executor,
     )
-    session = service.start(store, request, config)
+    session = service.start(store, request, config, warn=_warn)
     if session.use_worktree:
         from ecc.sessions import provision
 

@@ -1,0 +1,132 @@
+"""Enforcement owned by the session, with a fake ``claude`` on PATH that honours ``--settings``.
+
+The fake does what Claude Code does with a ``PreToolUse`` command hook: it pipes the call's
+payload into each hook command of the settings file it was given, and runs the shell command
+only when every hook allowed it (exit 0); a hook's exit 2 denies it. The project's policy is in
+an uncommitted ``.ecc/config.toml``, so the session's worktree (built from HEAD) never has it, and
+``ecc hooks install`` is never run.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+from ecc.store.open import open_store
+from tests.conftest import git, run_ecc
+from tests.sessions.conftest import store_target
+
+FAKE_CLAUDE = r"""
+import json, os, subprocess, sys
+args = sys.argv[1:]
+settings = [a.split("=", 1)[1] for a in args if a.startswith("--settings=")]
+if os.path.exists(".claude/settings.json"):  # the project's settings, as Claude Code reads them
+    settings.append(".claude/settings.json")
+hooks = []
+for path in settings:
+    data = json.load(open(path))
+    for entry in data.get("hooks", {}).get("PreToolUse", []):
+        hooks += [h["command"] for h in entry["hooks"]]
+command = os.environ["FAKE_TOOL_COMMAND"]
+payload = json.dumps({"hook_event_name": "PreToolUse", "tool_name": "Bash",
+                      "tool_input": {"command": command}, "tool_use_id": "toolu_1",
+                      "session_id": "fake-1", "cwd": os.getcwd()})
+allowed, why = True, ""
+for hook in hooks:
+    done = subprocess.run(hook, shell=True, input=payload, capture_output=True, text=True)
+    if done.returncode == 2:
+        allowed, why = False, done.stderr
+print(json.dumps({"type": "system", "subtype": "init", "session_id": "fake-1"}), flush=True)
+if allowed:
+    subprocess.run(command, shell=True)
+answer = "ran it" if allowed else "denied: " + why
+print(json.dumps({"type": "result", "subtype": "success", "is_error": False, "result": answer,
+                  "session_id": "fake-1", "usage": {"input_tokens": 1, "output_tokens": 1}}))
+"""
+
+
+@pytest.fixture
+def fake_claude(tmp_path: Path) -> dict[str, str]:
+    bin_dir = tmp_path / "fake-bin"
+    bin_dir.mkdir()
+    program = bin_dir / "claude"
+    program.write_text(f"#!{sys.executable}\n{FAKE_CLAUDE}")
+    program.chmod(0o755)
+    return {"PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"}
+
+
+def run(repo: Path, env: dict[str, str], command: str, *args: str) -> dict:
+    done = run_ecc(
+        "run", "--harness", "claude", "--json", *args, "--", "task",
+        cwd=repo, env={**env, "FAKE_TOOL_COMMAND": command}, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    return json.loads(done.stdout)
+
+
+def tool_calls(session_id: str) -> list[dict]:
+    with open_store(store_target()) as store:
+        return store.list_tool_calls(session_id)
+
+
+def test_an_uncommitted_policy_blocks_the_call_in_the_worktree(
+    git_repo: Path, fake_claude: dict[str, str]
+) -> None:
+    (git_repo / ".ecc").mkdir()
+    (git_repo / ".ecc" / "config.toml").write_text("[risk]\nenforce = true\n")
+    session = run(git_repo, fake_claude, "touch ran.txt && git push --force origin main")
+    assert session["state"] == "completed"
+    assert session["enforced"] is True
+    worktree = Path(session["working_dir"])
+    assert worktree != git_repo and not (worktree / ".ecc").exists()
+    assert not (worktree / "ran.txt").exists(), "the blocked call ran"
+    [call] = tool_calls(session["id"])
+    assert (call["action"], call["decision"]) == ("block", "deny")
+
+
+def test_without_enforcement_the_call_runs_and_is_still_scored(
+    git_repo: Path, fake_claude: dict[str, str]
+) -> None:
+    session = run(git_repo, fake_claude, "touch ran.txt")
+    assert session["enforced"] is False
+    assert (Path(session["working_dir"]) / "ran.txt").exists()
+    [call] = tool_calls(session["id"])
+    assert call["decision"] == "allow" and call["score"] is not None
+
+
+def test_a_committed_installed_hook_steps_aside_for_the_sessions_own(
+    git_repo: Path, fake_claude: dict[str, str]
+) -> None:
+    (git_repo / ".ecc").mkdir()
+    (git_repo / ".ecc" / "config.toml").write_text("[risk]\nenforce = true\n")
+    installed = run_ecc("hooks", "install", "--harness", "claude", "--project", cwd=git_repo)
+    assert installed.returncode == 0, installed.stderr
+    git(git_repo, "add", ".claude")
+    git(git_repo, "commit", "-q", "-m", "ecc hooks")
+    session = run(git_repo, fake_claude, "touch ran.txt && git push --force origin main")
+    worktree = Path(session["working_dir"])
+    assert (worktree / ".claude" / "settings.json").exists()  # both hooks ran in the fake
+    assert not (worktree / "ran.txt").exists()
+    [call] = tool_calls(session["id"])  # decided and recorded once
+    assert (call["action"], call["decision"]) == ("block", "deny")
+
+
+def test_run_warns_when_enforcement_is_on_and_the_harness_cannot_be_enforced(
+    git_repo: Path, tmp_path: Path
+) -> None:
+    (git_repo / ".ecc").mkdir()
+    (git_repo / ".ecc" / "config.toml").write_text("[risk]\nenforce = true\n")
+    user = tmp_path / "user.toml"
+    user.write_text('[harness_runners.plain]\nprogram = "true"\n')
+    done = run_ecc(
+        "run", "--harness", "plain", "--json", "--", "task",
+        cwd=git_repo, env={"ECC_CONFIG": str(user)}, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "cannot apply its hook to plain sessions" in done.stderr
+    session = json.loads(done.stdout)
+    assert session["enforced"] is False
