@@ -8,8 +8,8 @@ file and its format.
 
 from __future__ import annotations
 
-import os
 import shlex
+import shutil
 import sys
 from pathlib import Path
 from typing import Any
@@ -44,36 +44,59 @@ def _options(function: Any) -> Any:
     return json_option(function)
 
 
-def ecc_command() -> str:
-    """How a harness should run ecc: this installation's console script when it sits next to the
-    interpreter (it starts faster than ``python -m ecc``), else ``python -m ecc``; both absolute,
-    so the harness's PATH does not matter."""
-    script = Path(sys.executable).parent / "ecc"
-    if script.is_file() and os.access(script, os.X_OK):
-        return shlex.join([str(script)])
-    return shlex.join([sys.executable, "-m", "ecc"])
+def ecc_command(scope: str) -> str:
+    """How a harness should run ecc from a file of ``scope``.
+
+    A project's files are committed and shared with a team, so there it is plain ``ecc``, found
+    on each person's PATH (an absolute path into one person's virtualenv would break for every
+    other clone). The user's own files name this installation absolutely (its console script,
+    else ``python -m ecc``), so the harness's PATH does not matter. Managed sessions need
+    neither: they apply their own hook (:mod:`ecc.sessions.enforcement`).
+    """
+    if scope == "project":
+        return PORTABLE_COMMAND
+    from ecc.sessions.enforcement import ecc_argv
+
+    return shlex.join(ecc_argv())
+
+
+PORTABLE_COMMAND = "ecc"
 
 
 def hook_timeout() -> int:
-    """Seconds a harness should give ``ecc hook``: a call held for approval waits up to
-    ``risk.approval_timeout``, and ecc, not the harness's own timeout, must answer it."""
-    import math
-
+    """Seconds a harness should give ``ecc hook`` (``risk.approval_timeout`` and a margin)."""
     from ecc.runtime.config.view import view
+    from ecc.sessions.enforcement import hook_timeout_secs
 
-    return math.ceil(float(view().risk.get("approval_timeout") or 600)) + HOOK_TIMEOUT_MARGIN
+    return hook_timeout_secs(view())
 
 
-HOOK_TIMEOUT_MARGIN = 30  # seconds past the approval timeout: scoring, recording, answering
+def _path_warning(scope: str, action: str) -> str | None:
+    """The warning for a project install when ``ecc`` on PATH is missing or another ecc."""
+    if scope != "project" or action != "install":
+        return None
+    found = shutil.which(PORTABLE_COMMAND)
+    if found is None:
+        return (
+            "Warning: `ecc` is not on PATH, so the harness will not find the hook this file runs;"
+            " put ecc on PATH (e.g. `pipx install ecc`)"
+        )
+    here = Path(sys.executable).parent / PORTABLE_COMMAND
+    if here.exists() and Path(found).resolve() != here.resolve():
+        return f"Warning: `ecc` on PATH is {found}, not this installation ({here})"
+    return None
 
 
 def _apply(action: str, harness: str, scope: str, dry_run: bool, as_json: bool) -> None:
     from ecc.cli.integration import apply_integration
 
-    options = {"command": ecc_command(), "hook_timeout": hook_timeout()}
+    options = {"command": ecc_command(scope), "hook_timeout": hook_timeout()}
     apply_integration(
         "hooks", action, harness, scope, dry_run, as_json, options=options, what="hooks"
     )
+    warning = _path_warning(scope, action)
+    if warning and not dry_run:
+        click.echo(warning, err=True)
 
 
 @hooks_group.command("install")

@@ -73,6 +73,8 @@ def run_with_hook(
     env.pop("ECC_PLUGINS", None)
     env.update(clis.prepare(harness, home, stub.url, cli_bin))
     env["ECC__RISK__ENFORCE"] = "true"
+    # a project's hook file runs plain `ecc` (it is committed): this ecc is on the user's PATH
+    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env['PATH']}"
     install = subprocess.run(
         [sys.executable, "-m", "ecc", "hooks", "install", "--harness", harness, SCOPE[harness]],
         cwd=repo, env=env, capture_output=True, text=True, timeout=60,

@@ -17,6 +17,8 @@ from ecc.store.open import default_path, open_store
 from tests.conftest import ECC, run_ecc
 
 ENFORCE = {"ECC__RISK__ENFORCE": "true"}
+# A person with this ecc on PATH: what a project's (committed) hook file relies on.
+ON_PATH = f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"
 
 
 def claude_pre(command: str, event: str = "PreToolUse") -> dict:
@@ -271,7 +273,7 @@ def test_opencode_plugin_module_blocks_through_node(git_repo: Path) -> None:
         ["node", str(driver)],
         capture_output=True,
         text=True,
-        env={**os.environ, **ENFORCE},
+        env={**os.environ, **ENFORCE, "PATH": ON_PATH},
         timeout=120,
     )
     assert done.returncode == 0, done.stderr
@@ -280,10 +282,12 @@ def test_opencode_plugin_module_blocks_through_node(git_repo: Path) -> None:
 
 
 def test_installed_claude_command_runs_as_written(git_repo: Path) -> None:
-    """The command ``ecc hooks install`` writes is a working command line."""
+    """The command ``ecc hooks install`` writes is a working command line: in a project's file
+    (committed, shared) plain ``ecc`` from PATH; in the user's own file this ecc, absolutely."""
     assert run_ecc("hooks", "install", "--harness", "claude", cwd=git_repo).returncode == 0
     settings = json.loads((git_repo / ".claude/settings.json").read_text())
     command = settings["hooks"]["PreToolUse"][0]["hooks"][0]["command"]
+    assert command == "ecc hook --harness claude"  # no path into one person's virtualenv
     done = subprocess.run(
         command,
         shell=True,  # the harness runs it through a shell, as written
@@ -291,10 +295,13 @@ def test_installed_claude_command_runs_as_written(git_repo: Path) -> None:
         capture_output=True,
         text=True,
         cwd=git_repo,
-        env={**os.environ, **ENFORCE},
+        env={**os.environ, **ENFORCE, "PATH": ON_PATH},
         timeout=60,
     )
     assert done.returncode == 2, done.stderr
+    assert run_ecc("hooks", "install", "--harness", "claude", "--user").returncode == 0
+    user = json.loads((Path.home() / ".claude/settings.json").read_text())
+    command = user["hooks"]["PreToolUse"][0]["hooks"][0]["command"]
     venv_script = str(Path(ECC[0]).parent / "ecc")
     assert command.split()[0] in {venv_script, ECC[0]}  # absolute: PATH does not matter
 

@@ -200,3 +200,17 @@ def test_opencode_module_is_valid_javascript(git_repo: Path) -> None:
     module = git_repo / ".opencode/ecc-hooks.js"
     check = subprocess.run(["node", "--check", str(module)], capture_output=True, text=True)
     assert check.returncode == 0, check.stderr
+
+
+def test_a_project_install_says_when_ecc_is_not_on_path(git_repo: Path) -> None:
+    """The project's file runs plain ``ecc`` (it is committed): without one on PATH the harness
+    would not find it, and the install says so."""
+    bare = run_ecc(
+        "hooks", "install", "--harness", "claude", "--project",
+        cwd=git_repo, env={"PATH": "/usr/bin:/bin"},
+    )  # fmt: skip
+    assert bare.returncode == 0, bare.stderr
+    assert "`ecc` is not on PATH" in bare.stderr
+    settings = json.loads((git_repo / ".claude/settings.json").read_text())
+    [entry] = settings["hooks"]["PreToolUse"][0]["hooks"]
+    assert entry["command"] == "ecc hook --harness claude"

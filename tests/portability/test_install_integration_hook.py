@@ -103,17 +103,17 @@ def test_hooks_install_passes_how_to_run_ecc_and_honours_dry_run(acme, repo: Pat
     target = repo / ".acme" / "hooks.json"
     dry = ecc("hooks", "install", "--harness", "acme", "--dry-run")
     assert dry.exit_code == 0, dry.output
-    assert ecc_command() in dry.output and "1 file(s) would change" in dry.output
+    assert ecc_command("project") in dry.output and "1 file(s) would change" in dry.output
     assert not target.exists()
     done = ecc("hooks", "install", "--harness", "acme", "--json")
     assert done.exit_code == 0, done.output
-    report = json.loads(done.output)
+    report = json.loads(done.stdout)
     assert report["changed_files"] == [str(target)] and report["message"] == "acme hooks: install"
-    assert entry(target) == ecc_command()
+    assert entry(target) == ecc_command("project")
     [request, _] = acme.requests
     assert (request.kind, request.action, request.scope) == ("hooks", "install", "project")
     assert request.project_dir == repo and request.dry_run is True
-    again = json.loads(ecc("hooks", "install", "--harness", "acme", "--json").output)
+    again = json.loads(ecc("hooks", "install", "--harness", "acme", "--json").stdout)
     assert again["changed_files"] == []  # idempotent
     assert ecc("hooks", "uninstall", "--harness", "acme").exit_code == 0
     assert not target.exists()
