@@ -182,3 +182,27 @@ def test_trusting_is_atomic_and_concurrent_writers_lose_nothing(repo: Path, tmp_
         str(f.resolve()) for f in files
     )
     assert not [p for p in trust.store_path().parent.iterdir() if p.name.endswith(".tmp")]
+
+
+@pytest.mark.parametrize(
+    "key, looser, tighter",
+    [
+        ("session_timeout_secs", 99999, 60),
+        ("stop_grace_secs", 600.0, 1.0),
+        ("store_retry_secs", 3600.0, 5.0),
+        ("output_backlog_bytes", 1024 * 1024 * 1024, 128 * 1024),
+    ],
+)
+def test_runner_limits_may_be_lowered_not_raised_untrusted(
+    repo: Path, key: str, looser: float, tighter: float
+) -> None:
+    """A session's time limit, its stop grace, how long a runner holds a failing store's backlog
+    and how much output it buffers: a cloned repository must not raise them."""
+    default = getattr(config.Config(), key)
+    write(project_file(repo), f"{key} = {looser}\n")
+    loaded = config.load(cwd=repo, environ={})
+    assert getattr(loaded.config, key) == default
+    assert key in ignored(loaded)
+    write(project_file(repo), f"{key} = {tighter}\n")
+    loaded = config.load(cwd=repo, environ={})
+    assert getattr(loaded.config, key) == tighter and key not in ignored(loaded)
