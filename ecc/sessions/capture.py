@@ -47,7 +47,6 @@ if TYPE_CHECKING:
 # the line cap, where callers have always found it
 __all__ = [
     "MAX_LINE_BYTES",
-    "Reader",
     "SpoolReader",
     "Writer",
 ]
@@ -409,44 +408,3 @@ class SpoolReader(threading.Thread):
             if self.abandon.is_set():
                 return False
         return True
-
-
-class Reader(threading.Thread):
-    """Reads pipes (not a spool) as they arrive and queues ``(stream, time, lines)`` items,
-    then ``None``: the same line rules as the spool (:class:`ecc.sessions.spool.LineSplitter`)
-    for a caller that holds a harness's pipes."""
-
-    def __init__(self, pipes: dict[str, Any], sink: Any) -> None:
-        super().__init__(name="ecc-pipe-reader", daemon=True)
-        self.pipes = pipes
-        self.sink = sink
-        self.splitters = {stream: LineSplitter() for stream in pipes}
-
-    @property
-    def truncated(self) -> int:
-        return sum(splitter.truncated for splitter in self.splitters.values())
-
-    def run(self) -> None:
-        import selectors
-
-        selector = selectors.DefaultSelector()
-        for stream, pipe in self.pipes.items():
-            selector.register(pipe.fileno(), selectors.EVENT_READ, stream)
-        try:
-            while selector.get_map():
-                for key, _ in selector.select():
-                    splitter = self.splitters[key.data]
-                    chunk = os.read(key.fd, 256 * 1024)
-                    if not chunk:
-                        selector.unregister(key.fd)
-                        lines = splitter.rest()
-                    else:
-                        splitter.feed(chunk)
-                        lines = []
-                        while batch := splitter.lines():
-                            lines += batch
-                    if lines:
-                        self.sink.put((key.data, time.time(), lines))
-        finally:
-            selector.close()
-            self.sink.put(None)

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import os
-import queue
 from pathlib import Path
 from typing import Any
 
 from ecc.contract.types import OutputEvent
-from ecc.sessions.capture import MAX_LINE_BYTES, Reader
 from ecc.sessions.parsing import apply_output_event, owning_parser
+from ecc.sessions.spool import MAX_LINE_BYTES, LineSplitter
 from ecc.store.base import Store
 from ecc.store.models import State
 from ecc.store.sqlite import SqliteStore
@@ -30,27 +28,21 @@ class _Hook:
         return self.impls
 
 
-def test_reader_splits_streams_and_caps_lines() -> None:
-    out_r, out_w = os.pipe()
-    err_r, err_w = os.pipe()
-    sink: queue.Queue[Any] = queue.Queue()
-    with open(out_r, "rb", buffering=0) as out, open(err_r, "rb", buffering=0) as err:
-        reader = Reader({"stdout": out, "stderr": err}, sink)
-        reader.start()
-        os.write(out_w, b"a\r\nb")
-        os.write(out_w, b"c\n" + b"x" * (MAX_LINE_BYTES + 10) + b"\nafter\n\xff\n")
-        os.write(err_w, b"e1\n")
-        os.close(out_w)
-        os.close(err_w)
-        reader.join(timeout=10)
-    got: dict[str, list[str]] = {"stdout": [], "stderr": []}
-    while (item := sink.get(timeout=5)) is not None:
-        got[item[0]].extend(item[2])
-    assert got["stderr"] == ["e1"]
-    assert got["stdout"][:2] == ["a", "bc"]
-    assert got["stdout"][2].endswith("[line truncated]")
-    assert got["stdout"][3:] == ["after", "\ufffd"]
-    assert reader.truncated == 1
+def test_line_splitting_joins_chunks_and_caps_lines() -> None:
+    """The line rules every stream of a spool is read with (``LineSplitter``): CR-LF, a line
+    split across chunks, an over-long line truncated, bad UTF-8 replaced, the unterminated
+    rest at the end."""
+    splitter = LineSplitter()
+    got: list[str] = []
+    for chunk in (b"a\r\nb", b"c\n" + b"x" * (MAX_LINE_BYTES + 10) + b"\nafter\n\xff\nrest"):
+        splitter.feed(chunk)
+        while batch := splitter.lines():
+            got += batch
+    got += splitter.rest()
+    assert got[:2] == ["a", "bc"]
+    assert got[2].endswith("[line truncated]")
+    assert got[3:] == ["after", "\ufffd", "rest"]
+    assert splitter.truncated == 1
 
 
 def test_parser_owner_is_the_one_that_does_not_return_none() -> None:
