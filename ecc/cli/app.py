@@ -33,6 +33,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "logs": ("ecc.cli.sessions_cmd", "logs_command", "Show or follow a session's output."),
     "stop": ("ecc.cli.sessions_cmd", "stop_command", "Stop a running session."),
     "resume": ("ecc.cli.sessions_cmd", "resume_command", "Resume a stopped or failed session."),
+    "send": ("ecc.cli.send_cmd", "send_command", "Give a session's agent its next instruction."),
     "rm": ("ecc.cli.sessions_cmd", "rm_command", "Forget a finished session."),
     "worktree": (
         "ecc.cli.worktree_cmd",

@@ -89,9 +89,16 @@ def status_command(session_ref: str, as_json: bool) -> None:
     events = store.list_events(session.id)
     lines = store.count_output(session.id)
     approval = _pending_approval(store, session)
+    conversation = store.list_messages(session.id)
     if as_json:
         emit_json(
-            {**session.as_dict(), "output_lines": lines, "events": events, "approval": approval}
+            {
+                **session.as_dict(),
+                "output_lines": lines,
+                "events": events,
+                "approval": approval,
+                "conversation": conversation,
+            }
         )
         return
     fields = [
@@ -136,6 +143,10 @@ def status_command(session_ref: str, as_json: bool) -> None:
     ]
     for key, value in fields:
         say(f"{key + ':':<13}{value}")
+    if len(conversation) > 1 or any(m["status"] == "queued" for m in conversation):
+        say("Conversation:")
+        for turn in conversation:
+            _say_turn(turn, session.active)
     say("Events:")
     for event in events[-10:]:
         move = (
@@ -144,6 +155,27 @@ def status_command(session_ref: str, as_json: bool) -> None:
             else event["kind"]
         )
         say(f"  {event['created_at']}  {move}: {event['reason']}")
+
+
+TURN_CHARS = 2000  # of each turn in ``ecc status``; --json has them whole
+
+
+def _say_turn(turn: dict[str, Any], active: bool) -> None:
+    """One turn of the conversation: who, in which run, and the text (sanitised by say)."""
+    who = "agent" if turn["role"] == "agent" else "you"
+    if turn["status"] == "queued":
+        who += " (queued)"
+    elif turn["role"] == "user" and turn["run"] is None and not active:
+        who += " (not delivered: the run ended before the harness started)"
+    run = f"run {turn['run']}" if turn["run"] is not None else "next"
+    text = turn["text"]
+    more = len(text) - TURN_CHARS
+    lines = text[:TURN_CHARS].splitlines() or [""]
+    if more > 0:
+        lines[-1] += f" … ({more} more characters)"
+    say(f"  [{run}] {who}: {lines[0]}")
+    for line in lines[1:]:
+        say(f"      {line}")
 
 
 def _pending_approval(store: Any, session: Any) -> dict[str, Any] | None:
@@ -210,10 +242,17 @@ def logs_command(
     if as_json and not follow_:
         emit_json([{"session_id": session.id, **row} for row in rows])
         return
+    headers = _run_headers(store, session) if not (as_json or stream) else []
+    while rows and len(headers) > 1 and headers[1][0] < rows[0]["seq"]:
+        headers.pop(0)  # a tail: only the run its first line belongs to is named
     last = 0
     for row in rows:
+        while headers and headers[0][0] < row["seq"]:
+            say(headers.pop(0)[1])
         last = row["seq"]
         _print_row(row, as_json, session.id)
+    for _, header in headers:  # runs with no output (yet)
+        say(header)
     if follow_:
         if tail == 0:
             last = store.max_seq(session.id)
@@ -221,6 +260,24 @@ def logs_command(
             _follow(store, session.id, last, stream, as_json, follow)
         except KeyboardInterrupt:
             pass
+
+
+def _run_headers(store: Any, session: Any) -> list[tuple[int, str]]:
+    """``(seq, line)``: a header before the first line of each run with its prompt, once the
+    session has had more than one run (a single run's log stays exactly its output)."""
+    prompts = [
+        m for m in store.list_messages(session.id) if m["role"] == "user" and m["run"] is not None
+    ]
+    if len(prompts) < 2:
+        return []
+    headers = []
+    for index, prompt in enumerate(prompts):
+        kind = ""
+        if index:
+            kind = " (resumed)" if prompt["text"] == session.task else " (follow-up)"
+        first = (prompt["text"].splitlines() or [""])[0][:100]
+        headers.append((prompt["after_seq"] or 0, f"── run {prompt['run']}{kind}: {first}"))
+    return headers
 
 
 def _print_row(row: dict[str, Any], as_json: bool, session_id: str) -> None:

@@ -1,7 +1,8 @@
 """Session operations the CLI, the daemon and (later) the remote API share.
 
-create -> submit (through the executor) -> stop / resume / remove, plus id generation and lookup
-by id, prefix or ``latest``. Every state change goes through ``Store.transition``.
+create -> submit (through the executor) -> stop / resume / send (a follow-up) / remove, plus id
+generation and lookup by id, prefix or ``latest``. Every state change goes through
+``Store.transition``.
 """
 
 from __future__ import annotations
@@ -143,7 +144,8 @@ def submit(store: Store, session: Session, config: Config | None = None) -> None
 
 
 def dispatch_queued(store: Store, config: Config) -> list[str]:
-    """Give free slots to queued sessions, oldest first; returns the ids started.
+    """Give free slots to queued sessions, oldest first, then start the follow-ups waiting for
+    a finished run (:func:`deliver_queued`); returns the ids started.
 
     Safe to run in several processes at once (two runners ending together, a read that found
     a dead runner, the daemon): a runner is started only by whoever wins the session's slot
@@ -166,7 +168,7 @@ def dispatch_queued(store: Store, config: Config) -> list[str]:
             continue  # no slot; or its runner is still deciding and will find the slot taken
         submit(store, session, config)
         started.append(session.id)
-    return started
+    return started + deliver_queued(store, config)
 
 
 def exit_status(session: Session) -> int:
@@ -245,10 +247,20 @@ def resume(store: Store, session: Session, config: Config) -> Session:
     """Continue a finished session in the same worktree through the adapter's resume command.
 
     A completed session continues its conversation where the harness can (``claude --resume``,
-    ``codex exec resume`` with the captured harness session id); ``shell`` runs its task again.
+    ``codex exec resume`` with the captured harness session id), its task as the prompt again;
+    ``shell`` runs its task again. A new instruction instead is :func:`send`.
     """
     if session.state in ACTIVE:
         raise EccError(f"session {session.id} is {session.state.value}; stop it before resuming")
+    _check_restartable(store, session, config, f"resume session {session.id}")
+    resumed = _restart(store, session, "resume", "resumed on request")
+    submit(store, resumed, config)
+    return resumed
+
+
+def _check_restartable(store: Store, session: Session, config: Config, what: str) -> None:
+    """Refuse a new run of a finished session that could not start: a live harness process, a
+    working directory or worktree gone for good, or a used-up budget (``budget_action``)."""
     if getattr(get_executor(session.executor, config), "remote", False):
         pass  # a worker recreates the worktree from the pushed branch (or the base commit)
     elif (
@@ -271,13 +283,18 @@ def resume(store: Store, session: Session, config: Config) -> Session:
             )
     from ecc.observability import budgets
 
-    budgets.refuse_start(store, config, session, what=f"resume session {session.id}")
+    budgets.refuse_start(store, config, session, what=what)
+
+
+def _restart(store: Store, session: Session, run_kind: str, reason: str) -> Session:
+    """Move a finished session back to pending for a new run of ``run_kind`` (compare-and-set:
+    :class:`InvalidTransition` when another process started it first)."""
     store.transition(
         session.id,
         State.PENDING,
-        "resumed on request",
+        reason,
         expect=[State.FAILED, State.STOPPED, State.COMPLETED],
-        run_kind="resume",
+        run_kind=run_kind,
         stop_requested=0,
         stop_grace=None,
         runner_pid=None,
@@ -287,9 +304,109 @@ def resume(store: Store, session: Session, config: Config) -> Session:
         exit_signal=None,
         ended_at=None,
     )
-    resumed = _reload(store, session.id)
-    submit(store, resumed, config)
-    return resumed
+    return _reload(store, session.id)
+
+
+MAX_MESSAGE_BYTES = 65536  # a follow-up reaches the harness as one argv element (128 KiB max)
+
+
+class InvalidMessage(EccError):
+    """A follow-up ecc refuses for its text: empty, too long, not UTF-8, a NUL."""
+
+
+def check_message(text: str) -> str:
+    """The follow-up ``text`` as it will be sent (stripped), or :class:`InvalidMessage`."""
+    text = text.strip()
+    if not text:
+        raise InvalidMessage("the message must not be empty")
+    try:
+        size = len(text.encode("utf-8"))
+    except UnicodeEncodeError:
+        raise InvalidMessage("the message must be valid UTF-8 text") from None
+    if size > MAX_MESSAGE_BYTES:
+        raise InvalidMessage(f"the message is {size} bytes; at most {MAX_MESSAGE_BYTES} bytes")
+    if "\x00" in text:
+        raise InvalidMessage("the message must not contain NUL characters")
+    return text
+
+
+def send(
+    store: Store, session: Session, text: str, config: Config
+) -> tuple[Session, dict[str, Any]]:
+    """Give the session's agent ``text`` as its next instruction (``ecc send``); returns the
+    session and the message (``status`` ``sent``, or ``queued``).
+
+    The run continues the harness's own conversation (its resume, with the session id it
+    reported) in the same working directory or worktree. A finished session starts that run at
+    once, as :func:`resume` does (executor, slots, budgets); an active one keeps the message
+    queued until its run ends (:func:`deliver_queued`); queued messages go out one run each, in
+    order. A stopped session keeps its queue until it runs again. Refused with nothing written:
+    an empty or oversized message, or a session whose harness reported no session id (a
+    follow-up must continue a conversation, never start one without its context).
+    """
+    text = check_message(text)
+    if not session.harness_session_id:
+        if session.state in ACTIVE:
+            raise EccError(
+                f"session {session.id} has not reported its harness's session id yet; "
+                "send again once it has"
+            )
+        raise EccError(
+            f"session {session.id} has no conversation to continue: harness {session.harness} "
+            "reported no session id of its own (ecc resume runs its task again)"
+        )
+    if session.state in TERMINAL:
+        _check_restartable(store, session, config, f"send to session {session.id}")
+    message = store.queue_message(session.id, text)
+    current = _reload(store, session.id)
+    if current.state in TERMINAL:
+        try:
+            current = _deliver(store, current, config) or _reload(store, session.id)
+        except EccError:
+            if session.state in TERMINAL:
+                raise
+            # it ended just now and cannot run again yet: the message stays queued
+    return current, store.get_message(message["id"]) or message
+
+
+def sent_outcome(session_id: str, state: str, status: str) -> str:
+    """One line saying what became of a message :func:`send` took (every front prints it)."""
+    if status != "queued":
+        return f"Message sent to session {session_id}: a follow-up run started"
+    if state in TERMINAL:
+        return f"Message queued for session {session_id} (it could not run yet)"
+    return f"Message queued for session {session_id}: delivered when its current run ends"
+
+
+def deliver_queued(store: Store, config: Config) -> list[str]:
+    """Start the next run of each completed or failed session with a queued follow-up; returns
+    their ids. One that cannot start (a budget, its worktree gone) keeps its queue."""
+    started = []
+    for session_id in store.queued_followups():
+        session = store.get_session(session_id)
+        if session is None or session.state not in (State.COMPLETED, State.FAILED):
+            continue
+        try:
+            if _deliver(store, session, config) is not None:
+                started.append(session_id)
+        except EccError:
+            continue  # its own failure to start is recorded on it; a refusal keeps the queue
+    return started
+
+
+def _deliver(store: Store, session: Session, config: Config) -> Session | None:
+    """Start the follow-up run that takes the session's oldest queued message; None when
+    another process started the session first (the message then waits for that run)."""
+    _check_restartable(store, session, config, f"send to session {session.id}")
+    try:
+        started = _restart(store, session, "followup", "follow-up message")
+    except InvalidTransition:
+        return None
+    if store.bind_followup(session.id) is None:  # taken meanwhile: nothing left to say
+        store.transition(session.id, State.FAILED, "no follow-up message to deliver")
+        return None
+    submit(store, started, config)
+    return _reload(store, session.id)
 
 
 def remove(store: Store, session: Session, config: Config) -> dict[str, Any]:

@@ -102,5 +102,9 @@ def apply_output_event(store: Store, session: Session, event: Any) -> None:
             input=data.get("input", {}),
             decision="observed",
         )
+    elif event.kind == "final":  # the agent's answer: an event, and a turn of the conversation
+        text = str(data.get("text", ""))
+        store.add_event(session.id, "output_final", text[:2000], data)
+        store.add_answer(session.id, session.attempts or 1, text, delta=bool(data.get("delta")))
     else:
         store.add_event(session.id, f"output_{event.kind}", str(data.get("text", ""))[:2000], data)

@@ -130,9 +130,15 @@ class Runner:
 
             profile = AgentProfile(**session.profile)
         enforcement = self._enforcement(session)
+        # the prompt: the message ``ecc send`` bound to a follow-up run, else the task
+        prompt = self.store.begin_turn(
+            session.id, session.attempts, session.task, followup=session.run_kind == "followup"
+        )
+        if prompt is None:
+            raise EccError("no follow-up message is waiting for this run")
         launch = LaunchContext(
             session_id=session.id,
-            task=session.task,
+            task=prompt,
             working_dir=working,
             project_dir=Path(session.repo_root or session.project_dir),
             config=self.config,
@@ -152,7 +158,7 @@ class Runner:
                     session.id, "profile", f"harness {session.harness} does not map agent profiles"
                 )
         argv = None
-        if session.run_kind == "resume":
+        if session.run_kind in ("resume", "followup"):
             argv = hook.ecc_resume_command(
                 harness=session.harness,
                 launch=launch,

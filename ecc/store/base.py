@@ -20,6 +20,7 @@ Portability rules for the queries here and in :mod:`ecc.store.records`:
 from __future__ import annotations
 
 from ecc.contract.errors import EccError
+from ecc.store.conversation import Conversation
 from ecc.store.models import (
     ACTIVE,
     TERMINAL,
@@ -68,7 +69,7 @@ class DaemonLock:
         raise NotImplementedError
 
 
-class Store(Records):
+class Store(Records, Conversation):
     """One connection to the session database. Not shared between threads."""
 
     dialect: str
@@ -329,7 +330,7 @@ class Store(Records):
                 raise EccError(f"no session {session_id}")
             if State(row["state"]) in ACTIVE:
                 raise EccError(f"session {session_id} is {row['state']}; stop it first")
-            for table in ("output", "output_spool", "events", "worktree_queue"):
+            for table in ("output", "output_spool", "events", "worktree_queue", "messages"):
                 self._exec(f"DELETE FROM {table} WHERE session_id = ?", (session_id,))
             self._exec(
                 "UPDATE tool_calls SET session_id = NULL WHERE session_id = ?", (session_id,)

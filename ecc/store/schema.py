@@ -158,6 +158,22 @@ MIGRATIONS: list[list[str]] = [
     [  # 6: whether the session's harness ran under ecc's own hook with risk.enforce (issue 17)
         "ALTER TABLE sessions ADD COLUMN enforced INTEGER",
     ],
+    [  # 7: a session's conversation: each run's prompt and the agent's answers (ecc send)
+        """
+        CREATE TABLE messages (
+            id INTEGER PRIMARY KEY,
+            session_id TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+            run INTEGER,
+            role TEXT NOT NULL,
+            status TEXT NOT NULL,
+            text TEXT NOT NULL,
+            after_seq INTEGER,
+            created_at TEXT NOT NULL
+        )
+        """,
+        "CREATE INDEX messages_session ON messages (session_id, id)",
+        "CREATE INDEX messages_queued ON messages (status, session_id)",
+    ],
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 
