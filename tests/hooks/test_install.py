@@ -168,7 +168,8 @@ def test_opencode_plugin_module_and_config(git_repo: Path) -> None:
     assert done.returncode == 0, done.stderr
     module = git_repo / ".opencode/ecc-hooks.js"
     text = module.read_text()
-    assert '"tool.execute.before"' in text and "spawnSync" in text
+    # an asynchronous child process: a held call must not block OpenCode's event loop
+    assert '"tool.execute.before"' in text and "spawn(" in text and "spawnSync" not in text
     data = json.loads(config.read_text())
     assert data["model"] == "x/y"
     assert data["plugin"] == ["some-npm-plugin", module.resolve().as_uri()]

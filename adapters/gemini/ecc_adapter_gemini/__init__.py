@@ -7,6 +7,11 @@ other flags relied on the parser), so a task starting with ``-`` stays the promp
 ``--skip-trust`` trusts the session directory for this run only: headless runs cannot answer the
 trust dialog.
 
+A managed session's hook (``launch.enforcement``) goes in through ``GEMINI_CLI_HOME``
+(:func:`ecc_session_env`): a private home whose user settings are the user's own plus ecc's
+``BeforeTool`` hook, the rest of ``~/.gemini`` linked in; a worktree whose ``.gemini/settings.json``
+would switch the hook off is refused (see :mod:`ecc_adapter_gemini.sessionhooks`).
+
 Profile: ``model``, ``add_dirs`` and ``permission_mode`` (as ``--approval-mode``, see
 :data:`APPROVAL_MODES`) are flags; ``allowed_tools``, ``max_budget_usd``, ``append_system_prompt``
 and ``token_budget`` are folded into the prompt. ``disallowed_tools`` is refused: the CLI has no
@@ -50,7 +55,16 @@ def ecc_harnesses() -> HarnessInfo:
         description="Gemini CLI, headless prompt mode (stream-json output)",
         aliases=("gemini-cli",),
         capabilities=frozenset(
-            {"direct", "structured_output", "resume", "hooks", "enforcement", "mcp", "skills"}
+            {
+                "direct",
+                "structured_output",
+                "resume",
+                "hooks",
+                "enforcement",
+                "session_hooks",
+                "mcp",
+                "skills",
+            }
         ),
         profile_fields=PROFILE_FIELDS,
     )
@@ -99,8 +113,12 @@ def ecc_resume_command(
 
 @hookimpl
 def ecc_session_env(harness: str, launch: LaunchContext) -> dict[str, str]:
-    # gemini needs nothing of its own beyond the core's ECC_* variables.
-    return {}
+    # Only an enforced session needs something of its own: the private home holding its hook.
+    if launch.enforcement is None:
+        return {}
+    from ecc_adapter_gemini.sessionhooks import session_env
+
+    return session_env(launch)
 
 
 @hookimpl

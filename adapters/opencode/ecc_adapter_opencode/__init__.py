@@ -10,6 +10,11 @@ permission settings; ``add_dirs``, ``allowed_tools``, ``max_budget_usd``,
 ``append_system_prompt`` and ``token_budget`` are folded into the prompt. ``disallowed_tools`` is
 refused: ``opencode run`` has no flag that removes a tool, and a sentence in the prompt would not
 stop the agent.
+
+A managed session's hook (``launch.enforcement``) is a plugin module in the session's private
+directory that OpenCode loads through ``OPENCODE_CONFIG_CONTENT`` (:func:`ecc_session_env`),
+merged after the user's and the project's configs; a repository's config cannot remove it (see
+:mod:`ecc_adapter_opencode.sessionhooks`).
 """
 
 from __future__ import annotations
@@ -47,7 +52,16 @@ def ecc_harnesses() -> HarnessInfo:
         description="OpenCode CLI, non-interactive run mode (JSON events)",
         aliases=("open-code",),
         capabilities=frozenset(
-            {"direct", "structured_output", "resume", "hooks", "enforcement", "mcp", "skills"}
+            {
+                "direct",
+                "structured_output",
+                "resume",
+                "hooks",
+                "enforcement",
+                "session_hooks",
+                "mcp",
+                "skills",
+            }
         ),
         profile_fields=PROFILE_FIELDS,
     )
@@ -106,7 +120,12 @@ def ecc_resume_command(
 @hookimpl
 def ecc_session_env(harness: str, launch: LaunchContext) -> dict[str, str]:
     # Never let a headless run stall on opencode's background plugin install (real-harnesses.md).
-    return {"OPENCODE_DISABLE_AUTOUPDATE": "1"}
+    env = {"OPENCODE_DISABLE_AUTOUPDATE": "1"}
+    if launch.enforcement is not None:
+        from ecc_adapter_opencode.sessionhooks import session_env
+
+        env.update(session_env(launch))
+    return env
 
 
 @hookimpl

@@ -6,7 +6,8 @@ opencode`` writes ``ecc-hooks.js`` (``<project>/.opencode/`` with ``--project``,
 ``$XDG_CONFIG_HOME/opencode/`` with ``--user``) and lists it as ``file://…`` in the ``plugin``
 array of the matching ``opencode.json``. Before each tool call the module pipes
 ``{"event": "tool.execute.before", "tool", "sessionID", "callID", "args"}`` into
-``ecc hook --harness opencode``; exit status 2 makes it throw, which stops the tool and shows the
+``ecc hook --harness opencode`` as an asynchronous child process (OpenCode's event loop runs on
+while a call is held); exit status 2 makes it throw, which stops the tool and shows the
 reason (stderr) to the agent. OpenCode cannot ask: ``require_confirmation`` is held for a
 person's decision in an ecc session (the module's timeout outlasts ``risk.approval_timeout``)
 and denied outside one.
@@ -65,15 +66,55 @@ PROTOCOL = HookProtocol(
     output_field=None,
     product="OpenCode",
 )
+EVENT = "tool.execute.before"
 MODULE_NAME = "ecc-hooks.js"
 MARKER = "// ecc-hooks: installed by `ecc hooks install --harness opencode`"
 
-PLUGIN_TEMPLATE = """{marker}; `ecc hooks uninstall` removes it.
-import {{ spawnSync }} from "node:child_process";
+# The JS module: before each tool call it pipes the payload into ``ECC`` (the hook command as
+# argv) through an asynchronous child process, so a call held for a person's decision waits on
+# a promise and never blocks OpenCode's event loop. Exit 2 throws (the tool is stopped, the
+# reason shown to the agent); with FAIL_CLOSED a hook that times out or cannot start throws too.
+PLUGIN_TEMPLATE = """{marker}
+import {{ spawn }} from "node:child_process";
 
 const ECC = {argv};
+const TIMEOUT_MS = {timeout_ms};
+const FAIL_CLOSED = {fail_closed};
 
-export const EccHooks = async () => ({{
+function decide(payload) {{
+  return new Promise((resolve) => {{
+    let child;
+    try {{
+      child = spawn(ECC[0], ECC.slice(1), {{ stdio: ["pipe", "ignore", "pipe"] }});
+    }} catch (error) {{
+      resolve({{ status: null, stderr: `ecc's hook could not start: ${{error.message}}` }});
+      return;
+    }}
+    let stderr = "";
+    let timedOut = false;
+    const timer = setTimeout(() => {{
+      timedOut = true;
+      child.kill("SIGTERM");
+    }}, TIMEOUT_MS);
+    child.stderr.setEncoding("utf8");
+    child.stderr.on("data", (chunk) => {{
+      stderr += chunk;
+    }});
+    child.on("error", (error) => {{
+      clearTimeout(timer);
+      resolve({{ status: null, stderr: `ecc's hook could not start: ${{error.message}}` }});
+    }});
+    child.on("close", (status) => {{
+      clearTimeout(timer);
+      const late = `ecc's hook did not answer within ${{TIMEOUT_MS / 1000}} s`;
+      resolve({{ status: timedOut ? null : status, stderr: timedOut ? late : stderr }});
+    }});
+    child.stdin.on("error", () => {{}});
+    child.stdin.end(payload);
+  }});
+}}
+
+export const {export} = async () => ({{
   "tool.execute.before": async (input, output) => {{
     const payload = JSON.stringify({{
       event: "tool.execute.before",
@@ -82,12 +123,8 @@ export const EccHooks = async () => ({{
       callID: input.callID,
       args: output.args,
     }});
-    const result = spawnSync(
-      ECC[0],
-      [...ECC.slice(1), "hook", "--harness", "opencode", "--event", "tool.execute.before"],
-      {{ input: payload, encoding: "utf8", timeout: {timeout_ms} }},
-    );
-    if (result.status === 2) {{
+    const result = await decide(payload);
+    if (result.status === 2 || (FAIL_CLOSED && result.status !== 0)) {{
       throw new Error((result.stderr || "denied by ecc").trim());
     }}
   }},
@@ -105,13 +142,29 @@ def locations(request: IntegrationRequest) -> tuple[Path, Path]:
 
 
 def module_text(options: dict[str, Any]) -> str:
+    """The module ``ecc hooks install`` writes: it fails open (as before) on a hook that times
+    out or cannot start, and only exit 2 denies."""
     import shlex
 
     from ecc.portability.harnessfiles import ecc_prefix
 
-    argv = json.dumps(shlex.split(ecc_prefix(options)))
-    timeout_ms = int(options.get("hook_timeout") or install.DEFAULT_HOOK_TIMEOUT) * 1000
-    return PLUGIN_TEMPLATE.format(marker=MARKER, argv=argv, timeout_ms=timeout_ms)
+    argv = [*shlex.split(ecc_prefix(options)), "hook", "--harness", NAME, "--event", EVENT]
+    seconds = int(options.get("hook_timeout") or install.DEFAULT_HOOK_TIMEOUT)
+    marker = f"{MARKER}; `ecc hooks uninstall` removes it."
+    return plugin_module(marker, argv, seconds, fail_closed=False, export="EccHooks")
+
+
+def plugin_module(
+    marker: str, argv: list[str], timeout_secs: int, *, fail_closed: bool, export: str
+) -> str:
+    """The JS plugin module running ``argv`` before each tool call (see ``PLUGIN_TEMPLATE``)."""
+    return PLUGIN_TEMPLATE.format(
+        marker=marker,
+        argv=json.dumps(argv),
+        timeout_ms=timeout_secs * 1000,
+        fail_closed=json.dumps(fail_closed),
+        export=export,
+    )
 
 
 def skills_dir(request: IntegrationRequest) -> Path:
