@@ -33,6 +33,25 @@ def test_view_matches_full_config_and_follows_edits(git_repo: Path):
     assert fastconfig.view(cwd=git_repo).risk.block == 0.7
 
 
+def test_a_changed_config_schema_refreshes_the_cached_view(git_repo: Path, monkeypatch):
+    """A checkout that changed the config model (a new key, a new guard) without a new version
+    number must not be handed a view cached by the old code, which lacks the new keys."""
+    schema = git_repo / "model.py"
+    schema.write_text("# the model, before\n")
+    monkeypatch.setattr(fastconfig, "SCHEMA_FILES", (schema,))
+    fastconfig.view(cwd=git_repo)
+    [entry] = (paths.cache_dir() / "config").glob("*.json")
+    data = json.loads(entry.read_text())
+    data["config"]["risk"].pop("max_input_bytes")  # what an older model wrote
+    entry.write_text(json.dumps(data))
+    config.reset()
+    assert "max_input_bytes" not in fastconfig.view(cwd=git_repo).risk  # the stale entry hits
+    time.sleep(0.01)
+    schema.write_text("# the model, after: it has a new key\n")
+    config.reset()
+    assert fastconfig.view(cwd=git_repo).risk.max_input_bytes == 1024 * 1024
+
+
 def test_view_never_caches_an_invalid_config(git_repo: Path):
     project = git_repo / ".ecc" / "config.toml"
     project.parent.mkdir()

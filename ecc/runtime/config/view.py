@@ -6,10 +6,11 @@ models of ``ecc.runtime.config.model`` costs over 100 ms. This module keeps the 
 effective configuration as JSON in the start-up cache (:mod:`ecc.runtime.startcache`), keyed by
 what it was built from (the layer files' identity, the project file's content digest and the
 trust store's, which decide what of the project file applies, the ``ECC__*`` variables and the
-``-c`` overrides). A hit returns a read-only attribute view of that JSON; a miss (or any doubt) goes
-through the full pydantic load and refreshes the cache. Deleting the cache changes nothing but
-speed. The view is the one configuration type the runtime passes around: to every hook, every
-executor and the session runner, whichever executor placed it.
+``-c`` overrides) and the config model's own files. A hit returns a read-only attribute view of
+that JSON; a miss (or any doubt) goes through the full pydantic load and refreshes the cache.
+Deleting the cache changes nothing but speed. The view is the one configuration type the runtime
+passes around: to every hook, every executor and the session runner, whichever executor placed
+it.
 """
 
 from __future__ import annotations
@@ -77,6 +78,12 @@ def _stat_key(path: Path | None) -> list[Any] | None:
     return [str(path), st.st_ino, st.st_size, st.st_mtime_ns]
 
 
+# What gives the configuration its shape and decides what of a project file applies: a
+# checkout that edits them (a new key, a new guard) without a new version number must not be
+# handed a view the old code cached.
+SCHEMA_FILES = (Path(__file__).with_name("model.py"), Path(__file__).with_name("guarded.py"))
+
+
 def _inputs(cwd: Path | None, overrides: tuple[str, ...]) -> tuple[str, list[Any]]:
     """(identity, fingerprint): which cache entry, and whether it is still current."""
     explicit = os.environ.get("ECC_CONFIG")
@@ -88,7 +95,8 @@ def _inputs(cwd: Path | None, overrides: tuple[str, ...]) -> tuple[str, list[Any
     files = [paths.user_config_file(), project, Path(explicit) if explicit else None]
     # trust is per content: the digest, not a stat a writer can restore, decides
     trusted = [trust.file_digest(project), _stat_key(trust.store_path())]
-    return identity, [*(_stat_key(p) for p in files), *trusted]
+    schema = [_stat_key(p) for p in SCHEMA_FILES]
+    return identity, [*(_stat_key(p) for p in files), *trusted, *schema]
 
 
 def view(cwd: Path | None = None) -> ConfigView:
