@@ -1,7 +1,7 @@
 """Client of the remote API on the standard library (``urllib``): no extra import cost.
 
 :class:`Client` speaks to one server; the ``*_remote`` functions at the bottom are what
-``ecc run|start|sessions|logs|stop --remote NAME`` call. Redirects are never followed (the
+``ecc run|start|sessions|logs|stop|send --remote NAME`` call. Redirects are never followed (the
 bearer token must not travel to another host), and proxies are not used for loopback servers.
 """
 
@@ -186,6 +186,14 @@ class Client:
         wait = max(self.timeout, (60.0 if grace is None else grace) + 15.0)
         path = f"/v1/sessions/{quote(ref, safe='')}/stop"
         return self.request("POST", path, body=body, timeout=wait)
+
+    def send(self, ref: str, text: str) -> dict[str, Any]:
+        """Give the session's agent its next instruction: the session, with ``message``."""
+        path = f"/v1/sessions/{quote(ref, safe='')}/messages"
+        return self.request("POST", path, body={"text": text})
+
+    def messages(self, ref: str) -> dict[str, Any]:
+        return self.request("GET", f"/v1/sessions/{quote(ref, safe='')}/messages")
 
     def stream(
         self, ref: str, *, after: int = 0, stream: str | None = None
@@ -406,3 +414,13 @@ def stop_remote(remote: str, ref: str, grace: float | None, as_json: bool) -> No
         emit_json(final)
     else:
         say(f"Session {final['id']} {final['state']}: {final['reason']}")
+
+
+def send_remote(remote: str, ref: str, text: str, as_json: bool) -> None:
+    from ecc.sessions.manager import sent_outcome
+
+    session = Client.for_remote(remote).send(ref, text)
+    if as_json:
+        emit_json(session)
+    else:
+        say(sent_outcome(session["id"], session["state"], session["message"]["status"]))

@@ -1,4 +1,5 @@
-"""``/v1/sessions``: create (and start) a session, list sessions, get one.
+"""``/v1/sessions``: create (and start) a session, list sessions, get one (and, from
+:mod:`.messages`, its conversation and follow-ups).
 
 A session is started with the same call as ``ecc run -d`` (``ecc.sessions.service.start``, with
 the app's config): the session row is in the store before its runner is spawned, and the runner
@@ -19,6 +20,7 @@ from ecc.contract.errors import EccError
 from ecc.observability.budgets import OverBudget
 from ecc.remote import schemas
 from ecc.remote.errors import COMMON, ApiError, responses
+from ecc.remote.routes import messages
 from ecc.remote.routes.common import BEARER, SessionId, find_session
 from ecc.sessions.liveness import refresh_liveness
 
@@ -116,6 +118,7 @@ def router(settings: Settings, pool: StorePool) -> APIRouter:
         out = schemas.SessionOut.of(session).model_dump()
         return schemas.SessionDetail(**out, output_lines=store.count_output(session.id))
 
+    routes.include_router(messages.router(settings, pool))  # /v1/sessions/{id}/messages
     return routes
 
 
