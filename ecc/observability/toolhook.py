@@ -137,8 +137,8 @@ def run(
             raise LookupError(f"no installed adapter handles hook payloads of {harness!r}")
         decision = HookDecision(event=hook_event)
         pre_tool = hook_event.phase == "pre_tool" and hook_event.call is not None
-        limit = config.risk.get("max_input_bytes")  # None only in a view cached by an older ecc
-        oversized = pre_tool and limit is not None and len(raw) > limit
+        limit = config.risk.max_input_bytes
+        oversized = pre_tool and len(raw) > limit
         if oversized:
             decision = _unscored(hook_event, len(raw), limit, fail_closed)
         elif pre_tool:
