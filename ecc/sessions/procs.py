@@ -118,9 +118,12 @@ def terminate_group(pgid: int, grace: float, poll: float = 0.05) -> str:
     empty, then SIGKILL it.
 
     Returns "" when the group was already gone, "SIGTERM" when it ended in time, else "SIGKILL".
+    The group is continued (SIGCONT) after the SIGTERM: a harness paused by back-pressure
+    could not act on it otherwise, and would be killed at the end of its grace.
     """
     if not ask_group_to_end(pgid):
         return ""
+    signal_group(pgid, signal.SIGCONT)
     deadline = time.monotonic() + grace
     while time.monotonic() < deadline:
         if not group_alive(pgid):

@@ -98,3 +98,30 @@ def test_a_harness_killed_by_a_signal_is_reported_as_128_plus_n(
         assert "Traceback" not in text and "Errno" not in text
     status = json.loads(run_ecc("status", session.id, "--json").stdout)
     assert status["exit_signal"] == number
+
+
+@pytest.mark.parametrize("store_kind", ["sqlite"], indirect=True)
+def test_terminating_a_paused_group_lets_it_handle_sigterm(tmp_path: Path) -> None:
+    """A harness paused by back-pressure (SIGSTOP) cannot act on SIGTERM until continued: the
+    stop must continue it, so it ends in its grace instead of being killed."""
+    import subprocess
+
+    marker = tmp_path / "got-term"
+    script = (
+        "import signal, sys, time\n"
+        f"def bye(*_): open({str(marker)!r}, 'w').close(); sys.exit(0)\n"
+        "signal.signal(signal.SIGTERM, bye)\n"
+        "print('ready', flush=True)\n"
+        "time.sleep(60)\n"
+    )
+    child = subprocess.Popen(
+        [sys.executable, "-c", script], stdout=subprocess.PIPE, process_group=0
+    )
+    try:
+        assert child.stdout is not None and child.stdout.readline() == b"ready\n"
+        procs.signal_group(child.pid, signal.SIGSTOP)
+        assert procs.terminate_group(child.pid, grace=10) == "SIGTERM"
+        assert marker.exists()
+    finally:
+        child.kill()
+        child.wait()
