@@ -10,6 +10,12 @@ Profile: ``model`` and ``add_dirs`` are flags; ``permission_mode`` picks the san
 ``token_budget`` are folded into the prompt. ``disallowed_tools`` is refused: codex has no way to
 take a tool away, and a sentence in the prompt would not stop the agent. A permission mode with no
 sandbox equivalent is refused for the same reason.
+
+A managed session's hook (``launch.enforcement``) goes into both commands as two ``--config``
+overrides (:mod:`ecc_adapter_codex.sessionhooks`): ecc's ``PreToolUse`` hook in codex's
+session-flags layer, and that hook's trust (``hooks.state``, keyed and hashed as codex does), so
+codex runs it without ``/hooks`` review or ``--dangerously-bypass-hook-trust``, and no other hook
+gains trust. ``CODEX_HOME`` stays the user's, so auth, config and ``exec resume`` are unchanged.
 """
 
 from __future__ import annotations
@@ -23,6 +29,7 @@ from ecc.contract.errors import EccError
 from ecc.contract.hookspecs import hookimpl
 from ecc.contract.types import HarnessInfo, LaunchContext, OutputEvent, ProfileTranslation
 from ecc_adapter_codex.output import parse_line
+from ecc_adapter_codex.sessionhooks import config_overrides
 
 if TYPE_CHECKING:  # pydantic stays off the hot paths that load adapters
     from ecc.runtime.config.model import AgentProfile
@@ -56,7 +63,16 @@ def ecc_harnesses() -> HarnessInfo:
         description="OpenAI Codex CLI, non-interactive exec mode (--json events)",
         aliases=("openai-codex",),
         capabilities=frozenset(
-            {"direct", "structured_output", "resume", "hooks", "enforcement", "mcp", "skills"}
+            {
+                "direct",
+                "structured_output",
+                "resume",
+                "hooks",
+                "enforcement",
+                "session_hooks",
+                "mcp",
+                "skills",
+            }
         ),
         profile_fields=PROFILE_FIELDS,
     )
@@ -84,6 +100,13 @@ def ecc_translate_profile(harness: str, profile: AgentProfile) -> ProfileTransla
     return flags.translation()
 
 
+def _session_hooks(launch: LaunchContext) -> list[str]:
+    """The ``--config`` overrides applying the managed session's hook, if it has one."""
+    if launch.enforcement is None:
+        return []
+    return [opt("--config", override) for override in config_overrides(launch.enforcement)]
+
+
 def _prompt(launch: LaunchContext) -> str:
     if launch.task.strip() == "-":
         raise EccError("codex reads a prompt of '-' from stdin; give the task as text")
@@ -100,7 +123,7 @@ def ecc_build_command(harness: str, launch: LaunchContext) -> list[str]:
     else:
         argv.append(opt("--sandbox", sandbox))
     argv += [opt("--cd", launch.working_dir), "--color=never", "--json"]
-    return [*argv, *flags, "--", _prompt(launch)]
+    return [*argv, *_session_hooks(launch), *flags, "--", _prompt(launch)]
 
 
 @hookimpl
@@ -122,12 +145,13 @@ def ecc_resume_command(
     if profile is not None and profile.add_dirs:
         roots = [str(Path(launch.working_dir) / d) for d in profile.add_dirs]
         argv.append(opt("--config", f"sandbox_workspace_write.writable_roots={json.dumps(roots)}"))
-    return [*argv, "--", harness_session_id, _prompt(launch)]
+    return [*argv, *_session_hooks(launch), "--", harness_session_id, _prompt(launch)]
 
 
 @hookimpl
 def ecc_session_env(harness: str, launch: LaunchContext) -> dict[str, str]:
-    # codex needs nothing of its own: CODEX_HOME stays the user's, the core adds ECC_*.
+    # codex needs nothing of its own: CODEX_HOME stays the user's (the session's hook goes in
+    # through --config), the core adds ECC_*.
     return {}
 
 

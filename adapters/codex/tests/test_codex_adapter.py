@@ -161,7 +161,7 @@ def test_recorded_stream() -> None:
     assert [e.kind for e in events] == ["harness_session", "tool_call", "final", "usage"]
     assert events[0].data == {"id": "01a22a4c-5450-7b50-9060-a38254fd8334"}
     assert events[1].data["tool"] == "Bash"
-    assert "echo hello > out.txt" in events[1].data["input"]["command"]
+    assert events[1].data["input"] == {"command": "echo hello > out.txt"}
     assert events[2].data == {"text": "STUB-FINAL: tool ran, done"}
     assert events[3].data == {
         "input_tokens": 240,
@@ -169,6 +169,30 @@ def test_recorded_stream() -> None:
         "cost_usd": None,
         "cumulative": True,
     }
+
+
+@pytest.mark.parametrize(
+    ("shown", "command"),
+    [
+        ("/bin/bash -lc 'echo hello > out.txt'", "echo hello > out.txt"),
+        ("/usr/bin/zsh -lc 'git push --force origin main'", "git push --force origin main"),
+        ("sh -c 'a && b'", "a && b"),
+        ("bash -lc 'it'\\''s'", "it's"),
+        ("/bin/bash -lc 'a' extra", "/bin/bash -lc 'a' extra"),  # not a plain wrapper: as shown
+        ("python -c 'print(1)'", "python -c 'print(1)'"),
+        ("ls -la", "ls -la"),
+        ("bash -lc 'unbalanced", "bash -lc 'unbalanced"),
+    ],
+)
+def test_shell_wrapper_is_unwrapped_as_the_hook_sees_it(shown: str, command: str) -> None:
+    # codex runs a shell call as `SHELL -lc SCRIPT` and shows that, while its hook gets SCRIPT:
+    # the same, so the output's call and the hook's are recorded as one.
+    line = {
+        "type": "item.started",
+        "item": {"id": "item_1", "type": "command_execution", "command": shown},
+    }
+    [event] = codex.ecc_parse_output_line("codex", json.dumps(line), "stdout")
+    assert event.data["input"] == {"command": command}
 
 
 def test_resumed_stream_reports_the_thread_total() -> None:
