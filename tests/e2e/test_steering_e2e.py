@@ -167,3 +167,39 @@ def test_a_held_call_waits_for_a_person(
     else:
         assert not (worktree / "held.txt").exists(), f"the call ran after {answer}"
         assert call["decision"] == "deny"
+
+
+FOLLOW_UP = "now also say FOLLOW-UP-7"
+
+
+@pytest.mark.parametrize("harness", clis.HARNESSES)
+def test_send_continues_the_conversation_natively(
+    harness: str, env_for, git_repo: Path, stub: stub_server.StubServer
+) -> None:
+    env = env_for(harness)
+    done = ecc(env, git_repo, "run", "--harness", harness, "--profile", "e2e", "--json", TASK)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    first = json.loads(done.stdout)
+    sid, worktree = first["id"], first["working_dir"]
+    before = len(stub.model_requests())
+    sent = ecc(env, git_repo, "send", sid, FOLLOW_UP)
+    assert sent.returncode == 0, sent.stdout[-2000:] + sent.stderr[-2000:]
+    session = wait_for(
+        "the follow-up to finish",
+        lambda: (
+            (s := status(env, git_repo, sid))["run_kind"] == "followup"
+            and s["state"] in ("completed", "failed", "stopped")
+            and s
+        ),
+    )
+    assert session["state"] == "completed", ecc(env, git_repo, "logs", sid).stdout[-2000:]
+    assert session["working_dir"] == worktree
+    assert session["harness_session_id"] == first["harness_session_id"]
+    new = stub.model_requests()[before:]
+    assert new, "the follow-up never reached the model"
+    texts = [text for r in new for text in strings(r["body"])]
+    assert any(FOLLOW_UP in text for text in texts), "the message is not in the request"
+    assert any(stub_server.FINAL_TEXT in text for text in texts), "the earlier turns are missing"
+    turns = [(t["role"], t["text"]) for t in session["conversation"]]
+    assert turns[0] == ("user", TASK) and ("user", FOLLOW_UP) in turns
+    assert [role for role, _ in turns].count("agent") >= 2
