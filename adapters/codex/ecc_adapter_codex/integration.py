@@ -3,7 +3,9 @@
 Installed into ``$CODEX_HOME/hooks.json`` (``--user``; ``CODEX_HOME`` defaults to ``~/.codex``)
 or ``<project>/.codex/hooks.json`` (``--project``; Codex loads it only in a trusted project), in
 the same shape as Claude Code's. Codex runs a new or changed hook only once it is trusted
-(``/hooks`` in the TUI; ``codex exec --dangerously-bypass-hook-trust`` for one run).
+(``/hooks`` in the TUI; ``codex exec --dangerously-bypass-hook-trust`` for one run). A session
+``ecc run`` starts needs neither: its command adds and trusts ecc's hook for that process alone
+(:mod:`ecc_adapter_codex.sessionhooks`), and an installed hook steps aside there.
 Payloads carry ``tool_name`` (shell calls normalised to ``Bash`` with ``tool_input.command``;
 ``apply_patch`` for edits). Answers: exit 0 allows; exit 2 with the reason on stderr denies.
 Codex hooks have no "ask": ``require_confirmation`` is held for a person's decision in an ecc
