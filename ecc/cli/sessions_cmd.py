@@ -44,23 +44,21 @@ def sessions_command(
 
         sessions_remote(remote, show_all, [s.strip().lower() for s in states], as_json)
         return
-    from ecc.store.models import ACTIVE, WAITING, State, parse_state
+    from ecc.store.models import ACTIVE, State, select_waiting, state_selection
 
     store, config = _open()
     from ecc.sessions.daemon import reap_quietly
 
     reap_quietly(store, config)
-    names = {s.strip().lower() for s in states}
+    waiting_only = False
+    wanted: list[State] | None = None
     if states:
-        wanted = [parse_state(s) for s in names - {WAITING}]
-        wanted += [State.RUNNING, State.STALE] if WAITING in names else []
-    elif show_all:
-        wanted = None
-    else:
+        wanted, waiting_only = state_selection(states)
+    elif not show_all:
         wanted = sorted(ACTIVE)
     rows = store.list_sessions(wanted)
-    if WAITING in names:  # a display state: only the real states asked for besides it
-        rows = [s for s in rows if s.display_state == WAITING or s.state.value in names]
+    if waiting_only:
+        rows = select_waiting(rows, states)
     if as_json:
         emit_json([s.as_dict() for s in rows])
         return

@@ -118,6 +118,10 @@ class SessionOut(BaseModel):
     worktree_path: str | None
     worktree_branch: str | None
     base_branch: str | None
+    pr_url: str | None = Field(description="The pull request `ecc pr` opened, if any.")
+    enforced: bool | None = Field(
+        description="The harness ran under ecc's own hook with risk.enforce on (null: not yet)."
+    )
     exit_code: int | None
     exit_signal: int | None
     input_tokens: int
@@ -146,6 +150,8 @@ class SessionOut(BaseModel):
             worktree_path=session.worktree_path,
             worktree_branch=session.worktree_branch,
             base_branch=session.base_branch,
+            pr_url=session.pr_url,
+            enforced=session.enforced,
             exit_code=session.exit_code,
             exit_signal=session.exit_signal,
             input_tokens=session.input_tokens,

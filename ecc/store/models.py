@@ -8,6 +8,7 @@ decide whether a move is legal.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from enum import StrEnum
@@ -55,6 +56,24 @@ def parse_state(value: str) -> State:
     except ValueError:
         known = ", ".join(s.value for s in State)
         raise EccError(f"unknown session state {value!r} (known: {known})") from None
+
+
+def state_selection(names: Iterable[str]) -> tuple[list[State], bool]:
+    """What a filter by state names reads from the store: (the real states, and whether only
+    their ``waiting`` sessions are wanted). ``waiting`` is a display state: running and stale
+    sessions with a held tool call; asked for beside real states, it adds nothing they have."""
+    wanted = {name.strip().lower() for name in names}
+    states = [parse_state(name) for name in sorted(wanted - {WAITING})]
+    if WAITING in wanted:
+        states += [s for s in (State.RUNNING, State.STALE) if s not in states]
+    return states, WAITING in wanted
+
+
+def select_waiting(rows: Iterable[Session], names: Iterable[str]) -> list[Session]:
+    """``rows`` read for :func:`state_selection` ``names`` that has ``waiting``: the sessions
+    whose display state or real state was asked for."""
+    wanted = {name.strip().lower() for name in names}
+    return [s for s in rows if s.display_state in wanted or s.state.value in wanted]
 
 
 def check_transition(src: State | str, dst: State | str) -> None:

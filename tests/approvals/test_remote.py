@@ -49,6 +49,12 @@ def test_list_and_decide_over_http(server: Server, held) -> None:
     assert shown["pending_approval"] == approval["id"]
     listed = server.call("GET", "/v1/sessions").body["sessions"]
     assert [s["display_state"] for s in listed] == ["waiting"]
+    other = make_session("0123456789ab", store_path=store)  # running, nothing held
+    waiting = server.call("GET", "/v1/sessions?state=waiting").body["sessions"]
+    assert [s["id"] for s in waiting] == [session]
+    running = server.call("GET", "/v1/sessions?state=running").body["sessions"]
+    assert {s["id"] for s in running} == {session, other}  # a waiting session is running
+    assert server.call("GET", "/v1/sessions?state=asleep").status == 422
 
     path = f"/v1/approvals/{approval['id']}"
     assert server.call("POST", path, {"decision": "allow"}, token=None).status == 401

@@ -217,6 +217,8 @@ def test_list_get_output_of_a_finished_session(shared_server: Server) -> None:
     final = shared_server.wait_state(session_id, {"completed", "failed"})
     assert final["state"] == "failed" and final["exit_code"] == 4
     assert final["output_lines"] == 2
+    assert final["pr_url"] is None  # no pull request opened
+    assert final["enforced"] is False  # the shell harness cannot run ecc's hook
     listed = shared_server.call("GET", "/v1/sessions?all=true").body["sessions"]
     assert session_id in [s["id"] for s in listed]
     active = shared_server.call("GET", "/v1/sessions").body["sessions"]

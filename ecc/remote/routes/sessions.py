@@ -85,22 +85,27 @@ def router(settings: Settings, pool: StorePool) -> APIRouter:
         tags=["sessions"],
     )
     def list_sessions(
-        state: Annotated[list[schemas.SessionState] | None, Query()] = None,
+        state: Annotated[
+            list[schemas.DisplayState] | None,
+            Query(description="Real states, or waiting (a held tool call)."),
+        ] = None,
         all_: Annotated[bool, Query(alias="all", description="Include finished ones.")] = False,
         limit: Annotated[int, Query(ge=1, le=1000)] = 200,
     ) -> schemas.SessionList:
         """Sessions, newest first: active ones unless ``all`` or ``state`` says otherwise."""
-        from ecc.store.models import ACTIVE, State
+        from ecc.store.models import ACTIVE, State, select_waiting, state_selection
 
+        waiting_only = False
+        wanted: list[State] | None = None
         if state:
-            wanted: list[State] | None = [State(s) for s in state]
-        elif all_:
-            wanted = None
-        else:
+            wanted, waiting_only = state_selection(state)
+        elif not all_:
             wanted = sorted(ACTIVE)
         store = pool.get()
         refresh_liveness(store, None, settings.config)  # a dead runner's session is failed first
         rows = store.list_sessions(wanted, limit=limit)
+        if waiting_only:
+            rows = select_waiting(rows, state or [])
         return schemas.SessionList(sessions=[schemas.SessionOut.of(s) for s in rows])
 
     @routes.get(
