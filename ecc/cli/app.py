@@ -31,6 +31,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "sessions": ("ecc.cli.sessions_cmd", "sessions_command", "List sessions."),
     "status": ("ecc.cli.sessions_cmd", "status_command", "Show one session in detail."),
     "logs": ("ecc.cli.sessions_cmd", "logs_command", "Show or follow a session's output."),
+    "tools": ("ecc.cli.tools_cmd", "tools_command", "List a session's tool calls and risk."),
     "stop": ("ecc.cli.sessions_cmd", "stop_command", "Stop a running session."),
     "resume": ("ecc.cli.sessions_cmd", "resume_command", "Resume a stopped or failed session."),
     "send": ("ecc.cli.send_cmd", "send_command", "Give a session's agent its next instruction."),

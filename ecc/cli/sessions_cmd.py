@@ -89,6 +89,8 @@ def status_command(session_ref: str, as_json: bool) -> None:
     approval = _pending_approval(store, session)
     conversation = store.list_messages(session.id)
     if as_json:
+        from ecc.observability import toolcalls as tool_calls
+
         emit_json(
             {
                 **session.as_dict(),
@@ -96,6 +98,7 @@ def status_command(session_ref: str, as_json: bool) -> None:
                 "events": events,
                 "approval": approval,
                 "conversation": conversation,
+                "tool_calls": tool_calls.listing(store, session.id),
             }
         )
         return

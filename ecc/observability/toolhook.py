@@ -274,7 +274,8 @@ def _hold(decision: Any, config: Any) -> Any:
 
 def _record(decision: Any, config: Any, scored: bool = True) -> None:
     """Store the call with its score (None: not scored) and the decision the harness was
-    given; never raises."""
+    given, as the one row of that call: merged with the session's output record of it, by the
+    harness's call id where the payload has one (``Records.record_tool_call``); never raises."""
     call = decision.event.call
     try:
         from ecc.store.open import open_store
@@ -290,6 +291,8 @@ def _record(decision: Any, config: Any, scored: bool = True) -> None:
                 action=decision.action if scored else None,
                 reasons=decision.reasons,
                 decision=decision.decision,
+                call_id=decision.event.tool_use_id,
+                source="hook",
             )
         finally:
             store.close()

@@ -22,14 +22,14 @@ from ecc import __version__
 from ecc.contract.errors import EccError
 from ecc.remote.errors import ApiError, install_handlers
 from ecc.remote.guard import Guard
-from ecc.remote.routes import approvals, health, output, sessions, stop
+from ecc.remote.routes import approvals, health, output, sessions, stop, toolcalls
 from ecc.remote.settings import Settings
 from ecc.remote.storepool import StorePool
 
 log = logging.getLogger("ecc.remote")
 
 # Included in this order, which is the order of the paths in /openapi.json.
-ROUTERS = (health, sessions, output, stop, approvals)
+ROUTERS = (health, sessions, output, toolcalls, stop, approvals)
 
 
 def create_app(settings: Settings) -> Guard:

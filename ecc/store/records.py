@@ -34,6 +34,8 @@ class Records:
 
         def _executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> None: ...
 
+        def _serialise(self, name: str) -> None: ...
+
     # -- output ----------------------------------------------------------------------------
 
     def append_output(self, session_id: str, rows: Sequence[tuple[int, str, str, str]]) -> None:
@@ -183,31 +185,75 @@ class Records:
         action: str | None = None,
         reasons: Sequence[str] = (),
         decision: str | None = None,
+        call_id: str | None = None,
+        source: str = "hook",
     ) -> int:
-        """Record one scored tool call; an unknown ``session_id`` is stored as unattached."""
-        if (
-            session_id is not None
-            and self._one("SELECT id FROM sessions WHERE id = ?", (session_id,)) is None
-        ):
-            session_id = None
+        """Record one tool call seen by ``source`` (``hook``: ``ecc hook`` scored and decided
+        it; ``output``: parsed from the harness's output), merged into the row of the same call
+        the other side recorded first: one row per call, whichever arrives first. Returns the
+        row's id; an unknown ``session_id`` is stored as unattached (never merged).
+
+        The same call is the session's row with the harness's ``call_id``, else the latest row
+        of the same tool and input only the other side recorded (a harness whose hook and output
+        ids differ, or one side without an id). The hook's tool, input, score and decision win:
+        they are what the harness was told. A merged row takes a new id (highest, so watchers
+        that follow the highest id see the change) and keeps when the call was first seen.
+        """
         input_json = json.dumps(input, sort_keys=True, default=str)  # a str stays a JSON string
-        row = self._one(
-            "INSERT INTO tool_calls (session_id, harness, tool, input_json, score, action, "
-            "reasons_json, decision, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
-            (
-                session_id,
-                harness,
-                tool,
-                input_json,
-                score,
-                action,
-                json.dumps(list(reasons)),
-                decision,
-                now_iso(),
-            ),
+        incoming: dict[str, Any] = {
+            "harness": harness,
+            "tool": tool,
+            "input_json": input_json,
+            "score": score,
+            "action": action,
+            "reasons_json": json.dumps(list(reasons)),
+            "decision": decision,
+            "call_id": str(call_id) if call_id not in (None, "") else None,
+            "source": source,
+            "created_at": now_iso(),
+        }
+        with self.transaction():
+            if (
+                session_id is not None
+                and self._one("SELECT id FROM sessions WHERE id = ?", (session_id,)) is None
+            ):
+                session_id = None
+            row, same = incoming, None
+            if session_id is not None:
+                self._serialise(f"tool_calls:{session_id}")  # racing hook and runner: one row
+                same = self._same_call(session_id, incoming)
+                if same is not None:
+                    row = _merged(same, incoming)
+                    if row is same:  # the same side saw it again (a line stored twice)
+                        return int(same["id"])
+            inserted = self._one(
+                "INSERT INTO tool_calls (session_id, harness, tool, input_json, score, action, "
+                "reasons_json, decision, call_id, source, created_at) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+                (session_id, *(row[name] for name in _TOOL_CALL_FIELDS)),
+            )
+            if same is not None:  # after the insert: SQLite would reuse a deleted highest id
+                self._exec("DELETE FROM tool_calls WHERE id = ?", (same["id"],))
+        assert inserted is not None
+        return int(inserted["id"])
+
+    def _same_call(self, session_id: str, incoming: dict[str, Any]) -> dict[str, Any] | None:
+        """The session's row of the call ``incoming`` describes, or None (see
+        :meth:`record_tool_call`)."""
+        if incoming["call_id"] is not None:
+            row = self._one(
+                "SELECT * FROM tool_calls WHERE session_id = ? AND call_id = ? "
+                "ORDER BY id DESC LIMIT 1",
+                (session_id, incoming["call_id"]),
+            )
+            if row is not None:
+                return row
+        other = "output" if incoming["source"] == "hook" else "hook"
+        return self._one(
+            "SELECT * FROM tool_calls WHERE session_id = ? AND source = ? AND tool = ? "
+            "AND input_json = ? ORDER BY id DESC LIMIT 1",
+            (session_id, other, incoming["tool"], incoming["input_json"]),
         )
-        assert row is not None
-        return int(row["id"])
 
     def list_tool_calls(
         self, session_id: str | None = None, limit: int | None = None
@@ -398,6 +444,37 @@ SESSION_ROWS = (
     "AND a.decision IS NULL ORDER BY a.created_at, a.id LIMIT 1) AS pending_approval "
     "FROM sessions"
 )
+
+
+# The columns of a tool call row after its session, in the order ``record_tool_call`` inserts.
+_TOOL_CALL_FIELDS = (
+    "harness",
+    "tool",
+    "input_json",
+    "score",
+    "action",
+    "reasons_json",
+    "decision",
+    "call_id",
+    "source",
+    "created_at",
+)
+_HOOK_FIELDS = ("harness", "tool", "input_json", "score", "action", "reasons_json", "decision")
+
+
+def _merged(same: dict[str, Any], incoming: dict[str, Any]) -> dict[str, Any]:
+    """The one row of a call ``same`` recorded and ``incoming`` saw too; ``same`` itself when
+    the incoming output adds nothing (the output saw it again, or the hook had it)."""
+    sides = {same.get("source") or "hook", incoming["source"]}
+    source = "both" if len(sides) > 1 or "both" in sides else incoming["source"]
+    if incoming["source"] == "output" and source == (same.get("source") or "hook"):
+        return same
+    row = dict(same)
+    if incoming["source"] == "hook":  # what the harness was told wins
+        row.update({name: incoming[name] for name in _HOOK_FIELDS})
+    row["source"] = source
+    row["call_id"] = same.get("call_id") or incoming["call_id"]
+    return row
 
 
 def _approval(row: dict[str, Any]) -> dict[str, Any]:

@@ -174,6 +174,13 @@ MIGRATIONS: list[list[str]] = [
         "CREATE INDEX messages_session ON messages (session_id, id)",
         "CREATE INDEX messages_queued ON messages (status, session_id)",
     ],
+    [  # 8: one row per tool call: the harness's call id, and who saw it (hook, output, both)
+        "ALTER TABLE tool_calls ADD COLUMN call_id TEXT",
+        "ALTER TABLE tool_calls ADD COLUMN source TEXT",
+        "UPDATE tool_calls SET source = CASE WHEN decision = 'observed' THEN 'output' "
+        "ELSE 'hook' END",
+        "CREATE INDEX tool_calls_call ON tool_calls (session_id, call_id)",
+    ],
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -77,7 +77,7 @@ COLUMNS: tuple[tuple[str, str], ...] = (
 )
 
 TASK_WIDTH = 48  # the default; the dashboard gives the task what the terminal width leaves
-OTHER_COLUMNS_WIDTH = 88  # every other column with its padding, and the scrollbar
+OTHER_COLUMNS_WIDTH = 98  # every other column with its padding (risk: "0.92 · 3 calls ✖1")
 
 
 def task_width(terminal_width: int) -> int:
@@ -132,12 +132,19 @@ def risk_style(score: float | None, risk: Any) -> str:
 
 
 def risk_flags(summary: dict[str, Any] | None, risk: Any) -> Text:
-    """A session's risk cell: highest score, then denied (✖) and asked (?) counts."""
+    """A session's risk cell: highest score and number of calls (hooked or seen in the
+    output, each once), then denied (✖) and asked (?) counts."""
     if not summary:
         return Text("-", style="dim")
     out = Text()
     score = summary.get("max_score")
-    out.append(f"{score:.2f}" if score is not None else "0 calls", style=risk_style(score, risk))
+    calls = int(summary.get("calls") or 0)
+    counted = f"{calls} call" + ("" if calls == 1 else "s")
+    if score is not None:
+        out.append(f"{score:.2f}", style=risk_style(score, risk))
+        out.append(f" · {counted}", style="dim")
+    else:  # only calls recorded unscored
+        out.append(counted, style="dim")
     if summary.get("denied"):
         out.append(f" ✖{summary['denied']}", style="bold red")
     if summary.get("asked"):

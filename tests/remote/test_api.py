@@ -37,6 +37,7 @@ def test_openapi_is_served_and_lists_the_v1_endpoints(shared_server: Server) -> 
         "/v1/sessions/{session_id}",
         "/v1/sessions/{session_id}/output",
         "/v1/sessions/{session_id}/stream",
+        "/v1/sessions/{session_id}/tool-calls",
         "/v1/sessions/{session_id}/stop",
         "/v1/sessions/{session_id}/messages",
         "/v1/approvals",

@@ -89,7 +89,7 @@ def test_risk_summary_follows_new_tool_calls(store, sessions):
     summary = watcher.risk[session.id]
     assert (summary["calls"], summary["denied"], summary["max_score"]) == (1, 1, 0.95)
     cell = data.risk_flags(summary, get_config().risk)
-    assert cell.plain == "0.95 ✖1"
+    assert cell.plain == "0.95 · 1 call ✖1"
     assert "red" in str(cell.spans[0].style)
 
 
