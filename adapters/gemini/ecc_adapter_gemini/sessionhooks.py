@@ -11,12 +11,15 @@ ecc's hook appended and ``hooksConfig.enabled`` true; every other entry of the u
 to the real one, so the user's setup keeps working. State Gemini creates that did not exist yet
 stays in the private home, which lives as long as the session (its resumes reuse it).
 
-Gemini merges the workspace's ``.gemini/settings.json`` (the repository's, untrusted) *over* the
-user's. ``BeforeTool`` lists are concatenated and ``hooksConfig.disabled`` names hooks (ours has
-a random name), but a workspace ``hooks`` that is not an object replaces the whole table and
-``hooksConfig.enabled`` other than true turns hooks off. Only system settings rank above the
-workspace, so the adapter refuses to start a session whose worktree (or whose operator's system
-settings) would switch ecc's hook off that way, rather than run it unenforced.
+In a trusted folder (``GEMINI_CLI_TRUST_WORKSPACE=true`` in the user's environment, a trusted
+folders entry, folder trust off; ``--skip-trust`` alone takes effect only after the settings
+were loaded) Gemini merges the workspace's ``.gemini/settings.json`` (the repository's,
+untrusted) *over* the user's. ``BeforeTool`` lists are concatenated and ``hooksConfig.disabled``
+names hooks (ours has a random name), but a workspace ``hooks`` that is not an object replaces
+the whole table and ``hooksConfig.enabled`` other than true turns hooks off. Only system
+settings rank above the workspace, so the adapter refuses to start a session whose worktree (or
+whose operator's system settings) would switch ecc's hook off that way, whether or not the
+folder ends up trusted, rather than run it unenforced.
 
 The hook's ``env`` names the ``ECC_*`` variables it needs as ``${NAME}``, which Gemini expands
 from its own environment when it loads the settings: a workspace's
