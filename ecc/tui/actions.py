@@ -64,6 +64,14 @@ def resume_session(store: Store, config: Config, session_id: str) -> str:
     return f"Session {resumed.id} resumed"
 
 
+def send_message(store: Store, config: Config, session_id: str, text: str) -> str:
+    """Give the session's agent ``text`` as its next instruction, as ``ecc send`` does."""
+    from ecc.sessions import manager
+
+    session, message = manager.send(store, manager.find(store, session_id), text, config)
+    return manager.sent_outcome(session.id, session.state.value, message["status"])
+
+
 def remove_session(store: Store, config: Config, session_id: str) -> str:
     from ecc.sessions import manager
 

@@ -74,6 +74,7 @@ class DashboardApp(SessionControls, App[None]):
         Binding("n", "new_session", "New"),
         Binding("s", "stop", "Stop"),
         Binding("u", "resume", "Resume"),
+        Binding("t", "send", "Send"),  # shown while the selected session has a conversation
         Binding("m", "merge", "Merge"),
         Binding("p", "prune", "Prune"),
         Binding("d", "remove", "Remove"),

@@ -1,5 +1,6 @@
-"""The dashboard's keys that steer sessions: new, stop, resume, remove, prune, merge, and
-approve or deny the selected session's held tool call (shown only while it waits).
+"""The dashboard's keys that steer sessions: new, stop, resume, send a follow-up (shown only
+while the selected session has a conversation), remove, prune, merge, and approve or deny the
+selected session's held tool call (shown only while it waits).
 
 Each checks the selection, asks before it destroys anything (:class:`~ecc.tui.screens.
 ConfirmScreen`) and runs its operation from :mod:`ecc.tui.actions` in a worker thread with a
@@ -127,6 +128,23 @@ class SessionControls:
 
         self._in_thread("resume", work)
 
+    def action_send(self) -> None:
+        session = self._need_selected()
+        if session is None or not session.harness_session_id:
+            return
+
+        def send(text: str | None) -> None:
+            if text is None:
+                return  # cancelled: nothing sent
+
+            def work(store: Store) -> str:
+                return actions.send_message(store, self.config, session.id, text)
+
+            self._in_thread("send", work)
+
+        title = f"Next instruction for {session.id} (Enter sends; Esc cancels)"
+        self.push_screen(PromptScreen(title, "", "what the agent should do next"), send)
+
     def action_remove(self) -> None:
         session = self._need_selected()
         if session is None:
@@ -159,6 +177,9 @@ class SessionControls:
         if action in ("approve", "deny"):
             session = self.selected_session()
             return session is not None and session.display_state == "waiting"
+        if action == "send":  # a follow-up continues a conversation the harness reported
+            session = self.selected_session()
+            return session is not None and bool(session.harness_session_id)
         return True
 
     def _held_call(self) -> dict[str, Any] | None:
