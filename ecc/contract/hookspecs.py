@@ -4,7 +4,8 @@ Every extension point is a hook declared here. A plugin is any module or object 
 marked ``@ecc.hookimpl`` whose names and arguments match these specs (a plugin may take fewer
 arguments than a spec offers, never others). Plugins are found through six entry-point groups:
 
-``ecc.adapters``         harnesses: command lines, env, profiles, resume, detection, output, hooks
+``ecc.adapters``         harnesses: command lines, env, profiles, resume, detection, output, hooks,
+                         the shared rules, commands and hooks in each harness's own files
 ``ecc.risk_scorers``     contributions to the risk score of one tool call
 ``ecc.notifiers``        delivery of session, budget and approval events
 ``ecc.memory_backends``  storage of ``ecc.memory.v1`` documents
@@ -51,6 +52,8 @@ if TYPE_CHECKING:
         PullRequest,
         PullRequestProposal,
         RiskContribution,
+        SurfacePlan,
+        SyncSource,
         ToolCall,
     )
     from ecc.runtime.config.model import AgentProfile
@@ -204,6 +207,22 @@ def ecc_hook_response(harness: str, decision: HookDecision) -> HookResponse | No
 
     A ``deny`` must stop the tool and show ``decision.reason`` to the agent; an ``ask`` uses the
     harness's confirmation prompt where it has one. Return None if the harness is not yours.
+    """
+
+
+@hookspec(firstresult=True)
+@family(ADAPTERS)
+def ecc_sync_surface(harness: str, surface: str, source: SyncSource) -> SurfacePlan | None:
+    """Render one surface of the project's shared source into the harness's own files.
+
+    ``surface`` is one of :data:`ecc.contract.types.SYNC_SURFACES`: ``rules`` (the shared
+    instructions and ``source.rules``), ``commands`` (``source.commands``) or ``hooks`` (the
+    project's own ``source.hooks``; ecc's risk hook is ``ecc_install_integration``'s and must
+    survive every merge). Return a :class:`ecc.contract.types.SurfacePlan`: the mode (``native``,
+    ``translated``, ``instruction-only`` or ``unsupported``), the files it gives and a note for
+    whatever the harness cannot carry; None if the surface is not yours. Called by ``ecc sync``
+    (which writes, records and removes the files), ``ecc sync --check`` and the compliance matrix
+    (with an empty source): write nothing yourself, and give the same plan for the same source.
     """
 
 

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # for type checkers only: defining a Protocol costs every hot path a little
+    from collections.abc import Callable
     from typing import Protocol
 
     from ecc.runtime.config.model import AgentProfile
@@ -235,3 +236,93 @@ class PullRequest:
     url: str
     forge: str = ""  # github, gitlab, ...
     number: int | None = None
+
+
+# -- one source, every harness (``ecc sync``) ----------------------------------------------------
+
+# What ``ecc sync`` renders through ``ecc_sync_surface`` (skills and MCP go through
+# ``ecc_install_integration``), and how a harness carries one (the compliance matrix's words).
+SYNC_SURFACES = ("rules", "commands", "hooks")
+SURFACE_MODES = ("native", "translated", "instruction-only", "unsupported")
+# Harness-neutral hook events of a project's own hooks (``[[sync.hooks]] event``).
+HOOK_EVENTS = ("pre_tool", "post_tool", "session_start", "session_end", "prompt_submit")
+
+
+@dataclass(frozen=True)
+class SyncRule:
+    """One rule of the shared source: ``rules/NAME.md`` (front matter stripped)."""
+
+    name: str  # the file's stem: lowercase letters, digits, ``-`` and ``_``
+    text: str  # the Markdown body
+    description: str = ""  # front matter ``description``, if any
+    path: Path | None = None  # the source file
+
+
+@dataclass(frozen=True)
+class SyncCommand:
+    """One reusable prompt of the shared source: ``commands/NAME.md``.
+
+    ``body`` uses Claude Code's placeholders, the source syntax: ``$ARGUMENTS`` (everything the
+    user typed after the command) and ``$1``…``$9`` (its words); an adapter translates them to
+    its harness's syntax or says why it cannot.
+    """
+
+    name: str
+    body: str
+    description: str = ""
+    argument_hint: str = ""  # front matter ``argument-hint``: shown by harnesses that show one
+    path: Path | None = None
+
+
+@dataclass(frozen=True)
+class SyncHook:
+    """One of the project's own hooks (``[[sync.hooks]]``): run ``command`` on ``event``.
+
+    ``matcher`` is a regular expression on the harness's tool name (``""``: every tool; only for
+    the tool events). The command runs through the harness's shell in the project directory.
+    """
+
+    event: str  # one of HOOK_EVENTS
+    command: str
+    matcher: str = ""
+    timeout_secs: int = 60
+
+
+@dataclass(frozen=True)
+class SyncSource:
+    """The project's shared sources, read and validated once by the core for every harness."""
+
+    project_dir: Path
+    instructions: str = ""  # the shared instructions file's text (``AGENTS.md`` by default)
+    instructions_path: Path | None = None  # that file, when it exists
+    rules: tuple[SyncRule, ...] = ()
+    commands: tuple[SyncCommand, ...] = ()
+    hooks: tuple[SyncHook, ...] = ()
+
+
+@dataclass
+class SurfaceFile:
+    """One file a surface plan writes, in exactly one of three ways:
+
+    * ``content``: the whole file is ecc's (a command file, a rule copy);
+    * ``section``: ecc's own marked section of a file a person also edits (``CLAUDE.md``): the
+      core writes it between ``<!-- BEGIN ecc sync: SURFACE -->`` and ``<!-- END ecc sync:
+      SURFACE -->`` lines and never touches the rest;
+    * ``merge``: a structured edit of a shared config file (``settings.json``): a pure function
+      from the current text (None: no file) to the new text, which keeps everything not ecc's
+      and replaces what an earlier sync put there. ``merge(merge(x)) == merge(x)``.
+    """
+
+    path: Path  # absolute, inside the project
+    content: str | None = None
+    section: str | None = None
+    merge: Callable[[str | None], str] | None = None
+
+
+@dataclass
+class SurfacePlan:
+    """How one harness carries one surface of the source, and the files that gives."""
+
+    mode: str  # one of SURFACE_MODES
+    files: list[SurfaceFile] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # one line each: translations, what is lost

@@ -140,6 +140,8 @@ def sample_arguments(tmp_path: Path) -> dict[str, Any]:
         LaunchContext,
         Notification,
         PullRequestProposal,
+        SyncCommand,
+        SyncSource,
         ToolCall,
     )
     from ecc.runtime.config import view as fastconfig
@@ -184,6 +186,11 @@ def sample_arguments(tmp_path: Path) -> dict[str, Any]:
             base="main",
             title="fix the test",
             body="fix the test",
+        ),
+        "surface": "commands",
+        "source": SyncSource(
+            project_dir=project,
+            commands=(SyncCommand("review", "Review $ARGUMENTS", "Review a change"),),
         ),
     }
 

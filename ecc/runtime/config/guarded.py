@@ -140,6 +140,7 @@ GUARDS: tuple[Guard, ...] = (
     Guard(("executors", "*"), "executor settings name brokers, hosts and credentials"),
     Guard(("worktree_root",), "moves worktrees, and the agents' writes, to a path it names"),
     Guard(("worktree", "setup"), RUNS + " in every new worktree", _is_empty),
+    Guard(("sync", "hooks"), RUNS + " from every harness's hooks (ecc sync)", _is_empty),
     Guard(
         ("worktree", "copy_ignored"),
         "copies files git ignores (secrets such as .env) into the agents' worktrees",

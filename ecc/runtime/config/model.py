@@ -189,6 +189,60 @@ class WorktreeSettings(_Strict):
         return value
 
 
+def _project_relative(value: str, what: str) -> str:
+    parts = value.replace("\\", "/").split("/")
+    if not value.strip() or value.startswith(("/", "~")) or ".." in parts or "\0" in value:
+        raise ValueError(f"{what} {value!r} must be a path inside the project")
+    return value
+
+
+class SyncHookSettings(_Strict):
+    """One of the project's own hooks, ``[[sync.hooks]]``: ``ecc sync`` writes it into each
+    harness's hook configuration (it runs a program: a project file needs ``ecc trust``)."""
+
+    event: str  # one of ecc.contract.types.HOOK_EVENTS
+    command: str = Field(min_length=1)
+    matcher: str = ""  # a regular expression on the tool name; "" is every tool
+    timeout_secs: int = Field(default=60, gt=0, le=3600)
+
+    @field_validator("event")
+    @classmethod
+    def _event(cls, value: str) -> str:
+        from ecc.contract.types import HOOK_EVENTS
+
+        if value not in HOOK_EVENTS:
+            raise ValueError(f"unknown hook event {value!r} (known: {', '.join(HOOK_EVENTS)})")
+        return value
+
+    @field_validator("matcher")
+    @classmethod
+    def _regex(cls, value: str) -> str:
+        import re
+
+        try:
+            re.compile(value)
+        except re.error as exc:
+            raise ValueError(f"not a regular expression: {exc}") from None
+        return value
+
+
+class SyncSettings(_Strict):
+    """``[sync]``: the shared sources ``ecc sync`` installs into each harness named here."""
+
+    harnesses: list[str] = Field(default_factory=list)
+    instructions: str = "AGENTS.md"  # the shared instructions file
+    rules: str = "rules"  # a folder of NAME.md rules
+    commands: str = "commands"  # a folder of NAME.md reusable prompts
+    skills: str | None = None  # a folder of skills (as `ecc skills install --source`)
+    mcp: bool = False  # register ecc's memory MCP server in each harness
+    hooks: list[SyncHookSettings] = Field(default_factory=list)
+
+    @field_validator("instructions", "rules", "commands", "skills")
+    @classmethod
+    def _inside(cls, value: str | None) -> str | None:
+        return None if value is None else _project_relative(value, "a sync source")
+
+
 class Config(_Strict):
     """The effective configuration; names follow the reference's ``ecc2.toml`` where it has one."""
 
@@ -237,6 +291,7 @@ class Config(_Strict):
     store: StoreSettings = Field(default_factory=StoreSettings)
     remote: RemoteSettings = Field(default_factory=RemoteSettings)
     worktree: WorktreeSettings = Field(default_factory=WorktreeSettings)
+    sync: SyncSettings = Field(default_factory=SyncSettings)
 
     @field_validator("worktree_branch_prefix")
     @classmethod
