@@ -21,7 +21,7 @@ settings rank above the workspace, so the adapter refuses to start a session who
 whose operator's system settings) would switch ecc's hook off that way, whether or not the
 folder ends up trusted, rather than run it unenforced.
 
-The hook's ``env`` names the ``ECC_*`` variables it needs as ``${NAME}``, which Gemini expands
+The hook's ``env`` names the ``ECC_*`` variables it needs as ``${NAME:-}``, which Gemini expands
 from its own environment when it loads the settings: a workspace's
 ``security.environmentVariableRedaction`` (or the strict redaction Gemini applies on GitHub
 Actions) cannot keep the session id or the policy directory from the hook.
@@ -106,7 +106,7 @@ def hook_env() -> dict[str, str]:
     """What the hook's process gets whatever Gemini's environment redaction keeps: references
     Gemini expands when it loads the settings, never the values (no secret lands in the file)."""
     names = [*SESSION_VARIABLES, *(n for n in LOCATION_VARIABLES if os.environ.get(n))]
-    return {name: "${" + name + "}" for name in names}
+    return {name: "${" + name + ":-}" for name in names}  # unset: empty, as ecc reads unset
 
 
 def with_hook(user_settings: dict[str, Any], entry: list[dict[str, Any]]) -> dict[str, Any]:

@@ -82,9 +82,9 @@ def test_an_enforced_session_gets_a_private_home_with_the_hook_after_the_users_o
     assert hook["timeout"] == 630_000  # ms
     assert hook["name"].startswith("ecc-session-") and len(hook["name"]) > len("ecc-session-")
     # Expanded by Gemini from its own environment: present whatever its redaction strips.
-    assert hook["env"]["ECC_SESSION_ID"] == "${ECC_SESSION_ID}"
-    assert hook["env"]["ECC_POLICY_DIR"] == "${ECC_POLICY_DIR}"
-    assert hook["env"]["ECC_STATE_DIR"] == "${ECC_STATE_DIR}"
+    assert hook["env"]["ECC_SESSION_ID"] == "${ECC_SESSION_ID:-}"
+    assert hook["env"]["ECC_POLICY_DIR"] == "${ECC_POLICY_DIR:-}"
+    assert hook["env"]["ECC_STATE_DIR"] == "${ECC_STATE_DIR:-}"
     assert "ECC_DATA_DIR" not in hook["env"]  # not set: not named
     # The user's other files are the real ones.
     for name in ("tmp", "oauth_creds.json"):
