@@ -274,7 +274,9 @@ def test_remove_filter_and_tool_calls(sessions):
             reasons=["pipes a download into a shell"],
             decision="deny",
         )
-        await wait_for(pilot, lambda: _cell(app, beta.id, "risk") == "0.90 ✖1", "risk flags")
+        await wait_for(
+            pilot, lambda: _cell(app, beta.id, "risk") == "0.90 · 1 call ✖1", "risk flags"
+        )
         await _select(pilot, app, beta.id)
         await pilot.press("2")
         tools = app.query_one("#tools", DataTable)
