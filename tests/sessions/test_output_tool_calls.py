@@ -190,3 +190,26 @@ def test_tools_of_an_unknown_session_is_a_one_line_error() -> None:
     done = run_ecc("tools", "nosuchsession")
     assert done.returncode != 0
     assert done.stderr.strip().count("\n") == 0 and "nosuchsession" in done.stderr
+
+
+def test_agent_text_in_a_listing_reaches_no_terminal_raw(store: Store) -> None:
+    session = _session(store)
+    store.record_tool_call(
+        session_id=session.id,
+        harness="claude",
+        tool="Bash\x1b]0;owned\x07",
+        input={"command": "echo \x1b[31mred\x1b[0m\nsecond line"},
+        score=0.2,
+        action="allow",
+        reasons=["shell \x1b[2J"],
+        decision="observed",
+        source="output",
+    )
+    text = run_ecc("tools", session.id)
+    assert text.returncode == 0, text.stderr
+    assert "\x1b" not in text.stdout and "\x07" not in text.stdout
+    (line,) = [row for row in text.stdout.splitlines() if row.startswith(("0", "1", "2"))]
+    assert "Bash" in line and "echo red second line" in line
+    raw = run_ecc("tools", session.id, "--json")
+    assert "\x1b" not in raw.stdout
+    assert json.loads(raw.stdout)[0]["input"]["command"].startswith("echo \x1b[31m")
