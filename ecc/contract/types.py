@@ -57,6 +57,9 @@ class SessionEnforcement:
     argv: tuple[str, ...]  # the same command as argv, for harnesses that take a list
     timeout_secs: int  # what the harness must allow the hook: a held call waits for a person
     directory: Path  # private to this session: for settings files the harness must read
+    # The variables the hook reads, as the runner sets them in the harness's environment: for
+    # a harness that filters what its hooks inherit, pass exactly these through.
+    env: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass

@@ -110,7 +110,12 @@ def run(
 
     if managed:
         policy_dir = os.environ.get(POLICY_DIR_ENV)
-        cwd = Path(policy_dir) if policy_dir else cwd
+        if not policy_dir:  # the worktree's own policy is the agent's to edit: never that one
+            why = f"ecc: tool call denied: the session hook has no policy ({POLICY_DIR_ENV} unset)"
+            log_error(why, harness=harness)
+            failed = HookEvent(harness=harness, event=event, phase="pre_tool")
+            return _answer(_default_adapter(harness), HookDecision(failed, "deny", reason=why))
+        cwd = Path(policy_dir)
     elif os.environ.get(SESSION_HOOK_ENV) == "1":
         from ecc.contract.types import HookResponse
 

@@ -85,12 +85,18 @@ def for_session(session: Session, info: HarnessInfo, config: Any) -> SessionEnfo
         argv=argv,
         timeout_secs=hook_timeout_secs(config),
         directory=directory,
+        env={**_hook_env(session), SESSION_HOOK_ENV: "1"},
     )
+
+
+def _hook_env(session: Session) -> dict[str, str]:
+    return {
+        "ECC_SESSION_ID": session.id,
+        "ECC_HARNESS": session.harness,
+        POLICY_DIR_ENV: str(session.project_dir),
+    }
 
 
 def session_env(session: Session, enforcement: SessionEnforcement | None) -> dict[str, str]:
     """What the harness process inherits so the managed hook finds its session and policy."""
-    env = {POLICY_DIR_ENV: str(session.project_dir)}
-    if enforcement is not None:
-        env[SESSION_HOOK_ENV] = "1"
-    return env
+    return dict(enforcement.env) if enforcement is not None else _hook_env(session)

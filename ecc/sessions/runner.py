@@ -110,6 +110,9 @@ class Runner:
             if not self.placement.admit(session):
                 return 0
             return self._run_claimed()
+        except EccError as exc:  # refused with a reason (an adapter, the profile): no traceback
+            self._fail(exc.message)
+            return 1
         except Exception as exc:
             log.exception("runner failed")
             self._fail(f"runner error: {exc}")

@@ -35,17 +35,15 @@ def test_the_managed_hook_reads_the_policy_where_ecc_run_was_invoked(tmp_path: P
     assert (row["action"], row["decision"]) == ("block", "deny")
 
 
-def test_without_the_policy_dir_the_worktree_policy_applies(tmp_path: Path) -> None:
+def test_without_the_policy_dir_the_managed_hook_denies(tmp_path: Path) -> None:
+    """The worktree's own policy is the agent's to edit: a managed hook that cannot find the
+    invoking checkout's policy never falls back to it."""
     worktree = tmp_path / "worktree"
     (worktree / ".git").mkdir(parents=True)
-    allowed = hook(
-        "claude",
-        claude_pre("rm -rf ."),
-        {"ECC_SESSION_ID": make_session()},
-        "--managed",
-        cwd=worktree,
-    )
-    assert allowed.returncode == 0, allowed.stderr
+    env = {"ECC_SESSION_ID": make_session()}
+    denied = hook("claude", claude_pre("ls"), env, "--managed", cwd=worktree)
+    assert denied.returncode == 2
+    assert "ECC_POLICY_DIR unset" in denied.stderr
 
 
 def test_an_installed_hook_steps_aside_in_a_session_that_applies_its_own(tmp_path: Path) -> None:

@@ -211,3 +211,19 @@ def test_repo_info_answers_as_the_three_git_calls_did(tmp_path: Path, git_repo: 
         worktrees.repo_info(outside)
     with pytest.raises(EccError, match="has no commits yet"):
         worktrees.repo_info(empty)
+
+
+def test_an_adapter_refusal_fails_the_session_with_its_reason_alone(
+    git_repo: Path, store: Store
+) -> None:
+    """A refusal is the user's to fix: the session's reason is the adapter's sentence, not a
+    "runner error", and the runner's log has no traceback for it."""
+    from ecc.runtime import paths
+    from tests.sessions.conftest import write_config
+
+    write_config(Path.home(), agent_profiles={"ro": {"disallowed_tools": ["Bash"]}})
+    session_id = start("task", git_repo, "--harness", "codex", "--profile", "ro")
+    failed = wait_state(store, session_id, "failed")
+    assert failed.reason.startswith("harness codex refused profile fields (disallowed_tools:")
+    log = paths.state_dir() / "logs" / f"{session_id}.runner.log"
+    assert "Traceback" not in (log.read_text() if log.exists() else "")
