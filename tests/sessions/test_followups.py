@@ -147,3 +147,41 @@ def test_agent_answers_in_pieces_are_joined(store: Store) -> None:
         (1, "agent", "received", "Second answer"),
     ]
     assert [e["kind"] for e in store.list_events("s1")].count("output_final") == 3
+
+
+def test_a_stop_holds_the_queue_and_the_next_send_delivers_it_in_order(
+    tmp_path: Path, store: Store
+) -> None:
+    gate = tmp_path / "gate"
+    agent = FakeAgent(tmp_path, gate=gate)
+    work = tmp_path / "work"
+    work.mkdir()
+    started = run_ecc(
+        "start", "--harness", "claude", "--no-worktree", "first", "--json", cwd=work,
+        env=agent.env,
+    )  # fmt: skip
+    sid = json.loads(started.stdout)["id"]
+    wait_until(
+        lambda: (s := store.get_session(sid)) and s.harness_session_id, what="the session id"
+    )
+    assert run_ecc("send", sid, "second", env=agent.env).returncode == 0
+    stopped = run_ecc("stop", sid, "--grace", "1", env=agent.env)
+    assert stopped.returncode == 0, stopped.stderr
+    assert store.get_session(sid).state.value == "stopped"  # type: ignore[union-attr]
+    assert _turns(store, sid)[-1] == (None, "user", "queued", "second")  # held, not dropped
+    assert [c["prompt"] for c in agent.calls()] == ["first"]
+
+    gate.write_text("go")
+    later = run_ecc("send", sid, "third", "--json", env=agent.env)
+    assert later.returncode == 0, later.stderr
+    assert json.loads(later.stdout)["message"]["status"] == "queued"  # behind "second"
+    wait_until(
+        lambda: (s := store.get_session(sid)) and s.attempts == 3 and s.terminal,
+        what="both follow-ups to run",
+    )
+    assert [c["prompt"] for c in agent.calls()] == ["first", "second", "third"]
+    assert [(t[0], t[1], t[3]) for t in _turns(store, sid) if t[1] == "user"] == [
+        (1, "user", "first"),
+        (2, "user", "second"),
+        (3, "user", "third"),
+    ]
