@@ -72,6 +72,13 @@ def session_directory(session_id: str) -> Path:
     return paths.state_dir() / "sessions" / session_id / "hooks"
 
 
+def discard_hooks(session_id: str) -> None:
+    """Remove a finished run's hook settings (each run writes its own); never raises."""
+    import shutil
+
+    shutil.rmtree(session_directory(session_id), ignore_errors=True)
+
+
 def for_session(session: Session, info: HarnessInfo, config: Any) -> SessionEnforcement | None:
     """The hook to apply to ``session``'s harness process, or None when its adapter cannot."""
     if not enforceable(info):

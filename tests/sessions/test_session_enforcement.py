@@ -130,3 +130,16 @@ def test_run_warns_when_enforcement_is_on_and_the_harness_cannot_be_enforced(
     assert "cannot apply its hook to plain sessions" in done.stderr
     session = json.loads(done.stdout)
     assert session["enforced"] is False
+
+
+def test_a_runs_hook_settings_are_removed_when_it_ends(
+    git_repo: Path, fake_claude: dict[str, str]
+) -> None:
+    from ecc.sessions.enforcement import session_directory
+
+    from tests.sessions.conftest import wait_until
+
+    session = run(git_repo, fake_claude, "touch ran.txt")
+    settings = session_directory(session["id"])
+    # written for the run, gone with its runner (which ends just after the session does)
+    wait_until(lambda: not settings.exists(), 30, "the run's hook settings to be removed")
