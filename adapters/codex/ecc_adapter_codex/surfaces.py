@@ -1,0 +1,139 @@
+"""``ecc sync`` for codex: the project's shared rules, commands and hooks in codex's own files.
+
+* **rules** (native): codex reads ``AGENTS.md`` from the repository root down to its working
+  directory. The shared instructions file *is* ``AGENTS.md`` by default, so only the rules (and
+  the instructions, when ``[sync] instructions`` names another file) go into ecc's ``rules``
+  section of it. Codex reads at most ``project_doc_max_bytes`` (32 KiB by default) of project
+  instructions and truncates the rest: a rendering over that is noted.
+* **commands** (instruction-only): codex has had no custom prompts since 0.117 (they were
+  user-level only, ``$CODEX_HOME/prompts``, never a project's). Each command is described in
+  ecc's ``commands`` section of ``AGENTS.md``: what ``/NAME ARGS`` means, with its prompt.
+* **hooks** (translated): ``.codex/hooks.json``, in the shape of ecc's own hook (``{"hooks":
+  {EVENT: [{"matcher", "hooks": [{"type": "command", "command", "timeout"}]}]}}``). Codex reads
+  it only in a project the user trusts, and runs a new or changed hook only once the user
+  trusted it (``/hooks``); until then ``codex exec`` skips it without a word.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from ecc.adapterkit.surfaces import SYNC_MARK, agents_md_commands, agents_md_rules, is_synced
+from ecc.contract.errors import EccError
+from ecc.contract.hookspecs import hookimpl
+from ecc.contract.types import SurfaceFile, SurfacePlan, SyncHook, SyncSource
+
+__all__ = ["ecc_sync_surface"]
+
+PROJECT_DOC_MAX_BYTES = 32 * 1024  # codex's default project_doc_max_bytes (0.171)
+EVENTS = {
+    "pre_tool": "PreToolUse",
+    "post_tool": "PostToolUse",
+    "session_start": "SessionStart",
+    "session_end": "SessionEnd",
+    "prompt_submit": "UserPromptSubmit",
+}
+TOOL_EVENTS = frozenset({"pre_tool", "post_tool"})
+HOOKS_NOTE = (
+    "codex reads .codex/hooks.json only in a project you trust, and runs a new or changed hook"
+    " only after you trust it (/hooks in codex); codex exec skips an untrusted hook silently"
+)
+COMMANDS_NOTE = (
+    "codex has no custom commands (its user-level prompts were removed in 0.117): each command"
+    " is described in AGENTS.md, so the agent follows '/NAME args' written in a prompt"
+)
+
+
+def _rules(source: SyncSource) -> SurfacePlan:
+    body = agents_md_rules(source)
+    if body is None:
+        return SurfacePlan("native")
+    plan = SurfacePlan("native", [SurfaceFile(source.project_dir / "AGENTS.md", section=body)])
+    agents_is_source = source.instructions_path == source.project_dir / "AGENTS.md"
+    size = len(body.encode("utf-8"))
+    if agents_is_source:
+        size += len(source.instructions.encode("utf-8"))
+    if size > PROJECT_DOC_MAX_BYTES:
+        plan.notes.append(
+            f"AGENTS.md would hold about {size} bytes, over codex's project_doc_max_bytes"
+            f" ({PROJECT_DOC_MAX_BYTES}): codex truncates the rest; raise it in config.toml"
+        )
+    return plan
+
+
+def _commands(source: SyncSource) -> SurfacePlan:
+    body = agents_md_commands(source)
+    files = [] if body is None else [SurfaceFile(source.project_dir / "AGENTS.md", section=body)]
+    return SurfacePlan("instruction-only", files, [COMMANDS_NOTE])
+
+
+def _group(hook: SyncHook) -> dict[str, Any]:
+    handler = {"type": "command", "command": hook.command + SYNC_MARK, "timeout": hook.timeout_secs}
+    group: dict[str, Any] = {"hooks": [handler]}
+    if hook.event in TOOL_EVENTS and hook.matcher:
+        group = {"matcher": hook.matcher, **group}
+    return group
+
+
+def hooks_merge(hooks: tuple[SyncHook, ...], where: Path) -> Any:
+    """The merge of ``.codex/hooks.json``: every handler a sync wrote (its command ends with
+    :data:`SYNC_MARK`) is replaced by ``hooks``; everything else stays as it was."""
+
+    def merge(current: str | None) -> str:
+        data = _load(current, where)
+        table = data.setdefault("hooks", {})
+        for event in list(table):
+            table[event] = _without_synced(table[event], where)
+            if not table[event]:
+                del table[event]
+        for hook in hooks:
+            table.setdefault(EVENTS[hook.event], []).append(_group(hook))
+        if not table:
+            del data["hooks"]
+        return json.dumps(data, indent=2, ensure_ascii=False) + "\n" if data else ""
+
+    return merge
+
+
+def _load(current: str | None, where: Path) -> dict[str, Any]:
+    if current is None or not current.strip():
+        return {}
+    try:
+        data = json.loads(current)
+    except ValueError as exc:
+        raise EccError(f"{where} is not valid JSON ({exc}); nothing was changed") from None
+    if not isinstance(data, dict) or not isinstance(data.get("hooks", {}), dict):
+        raise EccError(f'{where} is not a codex hooks.json ({{"hooks": {{...}}}})')
+    return data
+
+
+def _without_synced(groups: Any, where: Path) -> list[Any]:
+    if not isinstance(groups, list):
+        raise EccError(f"{where}: a hook event's value is not a list; nothing was changed")
+    kept = []
+    for group in groups:
+        handlers = group.get("hooks") if isinstance(group, dict) else None
+        if not isinstance(handlers, list):
+            kept.append(group)
+            continue
+        others = [h for h in handlers if not (isinstance(h, dict) and is_synced(h.get("command")))]
+        if len(others) == len(handlers):
+            kept.append(group)
+        elif others:
+            kept.append({**group, "hooks": others})
+    return kept
+
+
+def _hooks(source: SyncSource) -> SurfacePlan:
+    path = source.project_dir / ".codex" / "hooks.json"
+    return SurfacePlan(
+        "translated", [SurfaceFile(path, merge=hooks_merge(source.hooks, path))], [HOOKS_NOTE]
+    )
+
+
+@hookimpl
+def ecc_sync_surface(harness: str, surface: str, source: SyncSource) -> SurfacePlan | None:
+    render = {"rules": _rules, "commands": _commands, "hooks": _hooks}.get(surface)
+    return None if render is None else render(source)
