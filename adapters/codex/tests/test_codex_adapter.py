@@ -44,7 +44,7 @@ def test_plain_command() -> None:
 
 def test_not_ours() -> None:
     every = hooks_called_for(codex, "codex")
-    assert len(every) == 8
+    assert len(every) == 9  # + ecc_sync_surface
     assert hooks_called_for(codex, "claude") == []
     assert codex.ecc_session_env("codex", launch()) == {}
 
