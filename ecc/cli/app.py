@@ -70,6 +70,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
         "Validate and install SKILL.md skills into harnesses.",
     ),
     "mcp": ("ecc.cli.mcp_cmd", "mcp_group", "Register ecc-memory-mcp in a harness's config."),
+    "sync": ("ecc.cli.sync_cmd", "sync_command", "Install the shared rules, commands, hooks."),
 }
 
 

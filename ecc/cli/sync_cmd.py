@@ -1,0 +1,143 @@
+"""``ecc sync``: install the project's shared rules, commands, hooks, skills and MCP server into
+every harness named in ``[sync] harnesses``; ``--check`` for CI.
+
+The command resolves harness names and prints; the work is :mod:`ecc.portability.syncrun`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import click
+
+from ecc.cli.output import emit_json, json_option, say
+
+NO_HARNESSES = (
+    "no harnesses to sync: name them in [sync] harnesses of .ecc/config.toml "
+    '(ecc config set sync.harnesses \'["claude", "codex"]\' --project) or give --harness NAME'
+)
+
+
+def _harnesses(given: tuple[str, ...], configured: list[str], config: Any) -> list[str]:
+    from ecc.contract.errors import EccError
+    from ecc.sessions.harnesses import canonical_name
+
+    names = []
+    for name in given or configured:
+        try:
+            canonical = canonical_name(str(name), config)
+        except EccError as exc:
+            where = "" if given else " in [sync] harnesses"
+            raise EccError(f"{exc.message}{where}") from None
+        if canonical not in names:
+            names.append(canonical)
+    if not names:
+        raise EccError(NO_HARNESSES)
+    return names
+
+
+def _print(report: Any, as_json: bool) -> None:
+    changes = report.outcome.changes
+    if as_json:
+        files = [
+            {"path": c.relative, "action": c.action, "harnesses": c.harnesses, "diff": c.diff()}
+            for c in changes
+        ]
+        for item in report.installed:
+            files += [
+                {"path": path, "action": "write", "harnesses": [item.harness], "diff": item.diff}
+                for path in item.files
+            ]
+        emit_json(
+            {
+                "mode": report.mode,
+                "harnesses": report.plan.harnesses,
+                "retired": report.plan.retired,
+                "plans": [row.as_dict() for row in report.plan.rows],
+                "unsupported": report.plan.unsupported,
+                "not_installed": [{"harness": h, "kind": k} for h, k in report.not_installed],
+                "files": files,
+                "integrations": [item.as_dict() for item in report.installed],
+                "up_to_date": report.up_to_date,
+            }
+        )
+        return
+    if report.mode != "apply":
+        for change in changes:
+            _diff(change.diff())
+        for item in report.installed:
+            _diff(item.diff)
+    for row in report.plan.rows:
+        notes = f" ({'; '.join(row.notes)})" if row.notes else ""
+        say(f"{row.harness}: {row.surface} {row.mode}{notes}")
+    for name in report.plan.unsupported:
+        say(f"{name}: unsupported (its adapter gives no sync plan)")
+    for harness, kind in report.not_installed:
+        say(f"{harness}: {kind} not supported by its adapter")
+    if report.mode == "check":
+        return
+    prefix = "(dry run) would " if report.mode == "dry-run" else ""
+    for change in changes:
+        say(f"{prefix}{'remove' if change.action == 'remove' else 'write'} {change.relative}")
+    for item in report.installed:
+        for path in item.files:
+            say(f"{prefix}write {path} ({item.harness} {item.kind})")
+    if report.up_to_date:
+        say("up to date: nothing to write")
+
+
+def _diff(text: str) -> None:
+    for line in text.splitlines():
+        say(line)
+
+
+@click.command("sync")
+@click.option("--check", is_flag=True, help="Exit 1 with a diff when a harness copy has drifted.")
+@click.option("--dry-run", is_flag=True, help="Show the diffs; write nothing.")
+@click.option(
+    "--harness",
+    "given",
+    multiple=True,
+    help="Only this harness (repeatable; default: [sync] harnesses).",
+)
+@click.option(
+    "--force", is_flag=True, help="Overwrite files ecc does not own or that were changed by hand."
+)
+@json_option
+def sync_command(
+    check: bool, dry_run: bool, given: tuple[str, ...], force: bool, as_json: bool
+) -> None:
+    """Write the shared source (instructions, rules/, commands/, [[sync.hooks]], skills, MCP)
+    into each harness's own files, and record what was written in .ecc/sync-state.json.
+
+    A second run writes nothing; a rule removed from the source is removed from every harness;
+    a file ecc does not own, or that someone changed, is never overwritten (nothing is written).
+    """
+    from ecc.contract.errors import EccError
+    from ecc.portability.syncrun import run
+    from ecc.runtime import paths
+    from ecc.runtime.config.view import ignored_notice, view
+
+    if check and dry_run:
+        raise click.UsageError("give --check or --dry-run, not both")
+    project = paths.find_project_root() or Path.cwd().resolve()
+    config = view(project)
+    notice = ignored_notice(project)
+    if notice:
+        say(notice, err=True)
+    configured = list(config["sync"]["harnesses"])
+    harnesses = _harnesses(given, configured, config)
+    mode = "check" if check else "dry-run" if dry_run else "apply"
+    report = run(project, config, harnesses, every_configured=not given, mode=mode, force=force)
+    _print(report, as_json)
+    if check:
+        drifted = [c.relative for c in report.outcome.changes]
+        drifted += [path for item in report.installed for path in item.files]
+        if drifted:
+            raise EccError(
+                f"{len(drifted)} file(s) drifted from the source: {', '.join(drifted)} "
+                "(run `ecc sync`)"
+            )
+        if not as_json:
+            say(f"in sync: {', '.join(harnesses)}")
