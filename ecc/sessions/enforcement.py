@@ -72,6 +72,25 @@ def session_directory(session_id: str) -> Path:
     return paths.state_dir() / "sessions" / session_id / "hooks"
 
 
+def audit_enforcement(store: Any, session_id: str, after_id: int) -> None:
+    """After a run with ecc's hook applied: record the calls its hook never saw (the output
+    parser did). None seen at all means the harness did not run the hook: the session is
+    recorded as not enforced, whatever the settings said."""
+    calls = [c for c in store.list_tool_calls(session_id) if int(c["id"]) > after_id]
+    unhooked = [c for c in calls if c.get("source") == "output"]
+    if not unhooked:
+        return
+    tools = ", ".join(sorted({str(c["tool"]) for c in unhooked}))
+    if len(unhooked) == len(calls):
+        store.update_session(session_id, enforced=0)
+        what = f"the harness never ran ecc's hook: {len(calls)} tool call(s) ({tools}) were "
+        what += "scored from its output after they ran; this run was not enforced"
+    else:
+        what = f"{len(unhooked)} tool call(s) ({tools}) never reached ecc's hook: scored "
+        what += "from the output after they ran"
+    store.add_event(session_id, "enforcement", what)
+
+
 def discard_hooks(session_id: str) -> None:
     """Remove a finished run's hook settings (each run writes its own); never raises."""
     import shutil

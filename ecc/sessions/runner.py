@@ -33,7 +33,7 @@ from ecc.contract.errors import EccError
 from ecc.sessions import procs
 from ecc.sessions.backpressure import Throttle
 from ecc.sessions.capture import Writer
-from ecc.sessions.enforcement import discard_hooks, for_session, session_env
+from ecc.sessions.enforcement import audit_enforcement, discard_hooks, for_session, session_env
 from ecc.sessions.placement import LocalPlacement, Placement, PoolPlacement
 from ecc.sessions.runoutput import RunOutput
 from ecc.store.models import TERMINAL, InvalidTransition, Session, State
@@ -67,6 +67,7 @@ class Runner:
         self.stop_signal = threading.Event()
         self.pid = os.getpid()
         self.outcome = "not started"
+        self.hooked_after: int | None = None  # with ecc's hook applied: the last call before it
         self.placement = placement(self.store, config, session_id, self.pid, self.host)
 
     # signals: SIGTERM/SIGINT/SIGHUP mean "stop the session" (the CLI's fast path)
@@ -195,6 +196,9 @@ class Runner:
         enforcing = bool(self.config.risk.enforce)
         enforced = enforcement is not None and enforcing
         self.store.update_session(session.id, enforced=int(enforced))  # INTEGER in every store
+        if enforcement is not None:  # the calls of this run are those after the last one now
+            last = self.store.list_tool_calls(session.id, limit=1)
+            self.hooked_after = int(last[0]["id"]) if last else 0
         if enforcement is None:
             what = f"harness {session.harness} cannot run ecc's hook: calls scored from output"
             if enforcing:
@@ -394,6 +398,9 @@ class Runner:
             else:
                 reason += f"; output could not be stored: {failure}"
         self.outcome = state.value
+        if self.hooked_after is not None:
+            with contextlib.suppress(Exception):  # an audit never changes the outcome
+                writer.call(lambda db: audit_enforcement(db, session.id, self.hooked_after))
         if state == State.COMPLETED and self.config.get("worktree", {}).get("auto_commit"):
             from ecc.sessions.publishing import auto_commit  # never changes the outcome
 

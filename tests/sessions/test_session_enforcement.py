@@ -26,6 +26,8 @@ args = sys.argv[1:]
 settings = [a.split("=", 1)[1] for a in args if a.startswith("--settings=")]
 if os.path.exists(".claude/settings.json"):  # the project's settings, as Claude Code reads them
     settings.append(".claude/settings.json")
+if os.environ.get("FAKE_IGNORE_HOOKS"):  # a harness that silently drops its hook settings
+    settings = []
 hooks = []
 for path in settings:
     data = json.load(open(path))
@@ -41,6 +43,8 @@ for hook in hooks:
     if done.returncode == 2:
         allowed, why = False, done.stderr
 print(json.dumps({"type": "system", "subtype": "init", "session_id": "fake-1"}), flush=True)
+print(json.dumps({"type": "assistant", "message": {"content": [{"type": "tool_use",
+      "id": "toolu_1", "name": "Bash", "input": {"command": command}}]}}), flush=True)
 if allowed:
     subprocess.run(command, shell=True)
 answer = "ran it" if allowed else "denied: " + why
@@ -143,3 +147,19 @@ def test_a_runs_hook_settings_are_removed_when_it_ends(
     settings = session_directory(session["id"])
     # written for the run, gone with its runner (which ends just after the session does)
     wait_until(lambda: not settings.exists(), 30, "the run's hook settings to be removed")
+
+
+def test_a_harness_that_never_ran_the_hook_is_recorded_as_not_enforced(
+    git_repo: Path, fake_claude: dict[str, str]
+) -> None:
+    (git_repo / ".ecc").mkdir()
+    (git_repo / ".ecc" / "config.toml").write_text("[risk]\nenforce = true\n")
+    env = {**fake_claude, "FAKE_IGNORE_HOOKS": "1"}
+    session = run(git_repo, env, "touch ran.txt && git push --force origin main")
+    assert (Path(session["working_dir"]) / "ran.txt").exists()  # nothing stopped it
+    shown = run_ecc("status", session["id"], "--json", cwd=git_repo)
+    status = json.loads(shown.stdout)
+    assert status["enforced"] is False
+    [call] = status["tool_calls"]
+    assert (call["source"], call["action"]) == ("output", "block")
+    assert any("never ran ecc's hook" in e["reason"] for e in status["events"])
