@@ -175,6 +175,25 @@ SURFACE_TITLES = {
     "skills": "skills",
 }
 INTEGRATIONS = ("hooks", "mcp", "skills")
+# ecc sync's surfaces (ecc.contract.types.SYNC_SURFACES), as each adapter's plan carries them
+SYNC_TITLES = {"rules": "rules", "commands": "commands", "hooks": "project hooks"}
+
+
+def _sync_modes(hook: Any, harness: str, project: Path) -> dict[str, str]:
+    """Each sync surface's mode (native, translated, instruction-only, unsupported), asked of
+    the adapter with an empty source: a plan is only computed, never written."""
+    from ecc.contract.types import SYNC_SURFACES, SyncSource
+
+    empty = SyncSource(project_dir=project)
+    modes = {}
+    for surface in SYNC_SURFACES:
+        try:
+            plan = hook.ecc_sync_surface(harness=harness, surface=surface, source=empty)
+        except EccError as exc:
+            modes[surface] = f"error: {exc.message}"
+            continue
+        modes[surface] = getattr(plan, "mode", None) or "unsupported"
+    return modes
 
 
 def _installed_here(hook: Any, harness: str, kind: str, project: Path) -> bool | str | None:
@@ -206,6 +225,7 @@ def matrix_rows(config: Any, project: Path) -> list[dict[str, Any]]:
     rows = []
     for name, info in harnesses.available(config).items():
         surfaces = {surface: surface in info.capabilities for surface in SURFACES}
+        hook = plugin_set.harness_hook(name)
         rows.append(
             {
                 "name": name,
@@ -217,11 +237,10 @@ def matrix_rows(config: Any, project: Path) -> list[dict[str, Any]]:
                 "other_capabilities": sorted(set(info.capabilities) - set(SURFACES)),
                 "detected": name in detected,
                 "installed": {
-                    kind: _installed_here(plugin_set.harness_hook(name), name, kind, project)
-                    if surfaces[kind]
-                    else None
+                    kind: _installed_here(hook, name, kind, project) if surfaces[kind] else None
                     for kind in INTEGRATIONS
                 },
+                "sync": _sync_modes(hook, name, project),
             }
         )
     return rows
@@ -247,12 +266,13 @@ def _is_error(value: object) -> bool:
 
 def render_markdown(rows: list[dict[str, Any]]) -> str:
     head = ["harness", *(SURFACE_TITLES[s] for s in SURFACES), "profile fields"]
-    head += ["detected here", "installed here"]
+    head += ["detected here", "installed here", *SYNC_TITLES.values()]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for row in rows:
         cells = [row["name"], *(_mark(row["surfaces"][s]) for s in SURFACES)]
         cells.append(", ".join(row["profile_fields"]) or "-")
         cells += [_mark(row["detected"]), _installed_text(row["installed"])]
+        cells += [row["sync"][surface] for surface in SYNC_TITLES]
         lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
     return "\n".join(lines) + "\n"
 
@@ -265,7 +285,9 @@ def matrix_command(fmt: str | None) -> None:
 
     Surfaces come from what the adapters declare (capabilities and mapped profile fields);
     "detected" from the project's marker files; "installed" from each adapter's own config files
-    in this project (hooks, MCP server, skills), read without writing anything.
+    in this project (hooks, MCP server, skills), read without writing anything; the sync
+    surfaces (rules, commands, project hooks) from each adapter's `ecc sync` plan: native,
+    translated, instruction-only or unsupported.
     """
     from ecc.runtime import paths
     from ecc.runtime.config.view import view
@@ -278,6 +300,7 @@ def matrix_command(fmt: str | None) -> None:
                 "schema_version": "ecc.harness-matrix.v1",
                 "project": str(project),
                 "surfaces": list(SURFACES),
+                "sync_surfaces": list(SYNC_TITLES),
                 "harnesses": rows,
             }
         )
@@ -304,3 +327,6 @@ def matrix_command(fmt: str | None) -> None:
     say("")
     for row in rows:
         say(f"{row['name']}: profile fields {', '.join(row['profile_fields']) or '-'}")
+    for row in rows:
+        modes = ", ".join(f"{surface} {mode}" for surface, mode in row["sync"].items())
+        say(f"{row['name']}: sync {modes}")
