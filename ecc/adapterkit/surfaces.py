@@ -69,3 +69,11 @@ def agents_md_commands(source: SyncSource) -> str | None:
         lines.append(f"Prompt:\n\n{command.body.strip()}")
         parts.append("\n\n".join(lines))
     return "\n\n".join(parts) + "\n"
+
+
+def front_matter(fields: dict[str, str]) -> str:
+    """``---`` front matter of the non-empty ``fields`` ('' when there are none), quoted where
+    YAML would read a value otherwise: the shape the source's own files have."""
+    from ecc.portability.syncsource import front_matter as render
+
+    return render(fields)

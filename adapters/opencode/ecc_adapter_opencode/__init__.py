@@ -139,3 +139,4 @@ def ecc_detect_harness(project_dir: Path) -> str | None:
 
 
 from ecc_adapter_opencode.integration import *  # noqa: E402,F403  (hooks + MCP integration)
+from ecc_adapter_opencode.surfaces import *  # noqa: E402,F403  (ecc sync: rules, commands, hooks)

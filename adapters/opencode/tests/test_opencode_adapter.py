@@ -47,7 +47,7 @@ def rejoined(argv: list[str]) -> str:
 
 def test_not_ours() -> None:
     every = hooks_called_for(opencode, "opencode")
-    assert len(every) == 8
+    assert len(every) == 9  # + ecc_sync_surface
     assert hooks_called_for(opencode, "codex") == []
 
 
