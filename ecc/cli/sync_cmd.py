@@ -68,11 +68,14 @@ def _print(report: Any, as_json: bool) -> None:
             _diff(change.diff())
         for item in report.installed:
             _diff(item.diff)
-    for row in report.plan.rows:
-        notes = f" ({'; '.join(row.notes)})" if row.notes else ""
-        say(f"{row.harness}: {row.surface} {row.mode}{notes}")
-    for name in report.plan.unsupported:
-        say(f"{name}: unsupported (its adapter gives no sync plan)")
+    for name in report.plan.harnesses:
+        rows = [row for row in report.plan.rows if row.harness == name]
+        if not rows:
+            say(f"{name}: unsupported (its adapter gives no sync plan)")
+            continue
+        say(f"{name}: " + ", ".join(f"{row.surface} {row.mode}" for row in rows))
+        for note in dict.fromkeys(note for row in rows for note in row.notes):
+            say(f"  {note}")
     for harness, kind in report.not_installed:
         say(f"{harness}: {kind} not supported by its adapter")
     if report.mode == "check":

@@ -319,7 +319,10 @@ def reconcile(plan: Plan, state: State, state_text: str | None, *, force: bool) 
                     new = syncmarkers.drop_section(new, entry.surface, relative) or None
         for item in items:
             if item.kind == "merge" and item.key in new_state.entries:
-                new_state.entries[item.key].sha256 = sha256(new or "")
+                if new is None:  # merged into no file: nothing of ecc's to keep track of
+                    del new_state.entries[item.key]
+                else:
+                    new_state.entries[item.key].sha256 = sha256(new)
         if new != current:
             changes.append(Change(relative, current, new, harnesses))
     return Outcome(changes, new_state, state_text, refusals)

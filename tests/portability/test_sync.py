@@ -61,9 +61,10 @@ def test_sync_writes_every_surface_and_records_it(source: Path, adapter: SyncAda
     assert files[(".acme/settings.json", "hooks")]["kind"] == "merge"
     assert len(files[("ACME.md", "rules")]["sha256"]) == 64
     assert ("gamma", "rules") not in adapter.calls  # gamma is not in [sync] harnesses
-    assert "acme" in done.output and "beta: commands unsupported (beta has no commands)" in (
-        done.output
-    )
+    lines = done.stdout.splitlines()
+    assert "acme: rules native, commands translated, hooks translated" in lines
+    assert "beta: rules native, commands unsupported, hooks instruction-only" in lines
+    assert "  beta has no commands" in lines
 
 
 def test_a_second_sync_writes_nothing(source: Path) -> None:

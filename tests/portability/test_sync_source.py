@@ -159,3 +159,30 @@ def test_a_bad_plan_from_an_adapter_is_one_line(source: Path, adapter: SyncAdapt
     assert done.exit_code == 1
     [line] = done.stderr.strip().splitlines()
     assert "acme" in line and "x.md" in line and "exactly one" in line
+
+
+@pytest.mark.parametrize(
+    ("relative", "text", "why"),
+    [
+        (".ecc/sync-state.json", "{not json", "not valid JSON"),
+        (".ecc/sync-state.json", '{"schema": "other"}', "ecc.sync-state.v1"),
+        ("ACME.md", "<!-- BEGIN ecc sync: rules -->\nhalf\n", "without its END"),
+        ("ACME.md", "<!-- END ecc sync: rules -->\n", "without its BEGIN"),
+    ],
+    ids=["state-json", "state-schema", "open-marker", "stray-marker"],
+)
+def test_a_damaged_record_or_target_is_refused(
+    source: Path, relative: str, text: str, why: str
+) -> None:
+    (source / relative).write_text(text)
+    before = sorted((p, p.read_bytes()) for p in source.rglob("*") if p.is_file())
+    done = ecc("sync")
+    assert done.exit_code == 1
+    [line] = done.stderr.strip().splitlines()
+    assert relative in line and why in line
+    assert sorted((p, p.read_bytes()) for p in source.rglob("*") if p.is_file()) == before
+
+
+def test_check_and_dry_run_together_is_a_usage_error(source: Path) -> None:
+    done = ecc("sync", "--check", "--dry-run")
+    assert done.exit_code == 2 and "not both" in done.output
