@@ -299,9 +299,10 @@ class DashboardApp(SessionControls, App[None]):
     def _show_selected_details(self) -> None:
         session = self.selected_session()
         details = self.query_one("#details", Static)
-        details.update(
-            data.details_text(session) if session else Text("No session selected.", "dim")
-        )
+        if session is None:
+            details.update(Text("No session selected.", "dim"))
+            return
+        details.update(data.details_text(session, self.store.list_messages(session.id)))
 
     def _load_tool_calls(self, force: bool = False) -> None:
         sid = self.selected

@@ -376,8 +376,9 @@ def tool_call_cells(call: dict[str, Any], risk: Any) -> tuple[Text, ...]:
     )
 
 
-def details_text(session: Session) -> Text:
-    """The selected session's fields, one per line."""
+def details_text(session: Session, conversation: list[dict[str, Any]] | None = None) -> Text:
+    """The selected session's fields, one per line, then its conversation (once there is more
+    than the task: each run's prompt and the agent's answers, one line each, the newest 20)."""
     out = Text()
     rows = [
         ("Session", session.id + (f" ({session.name})" if session.name else "")),
@@ -413,6 +414,14 @@ def details_text(session: Session) -> Text:
         out.append(f"{key + ':':<11}", style="bold")
         out.append(sanitize(value))
         out.append("\n")
+    turns = conversation or []
+    if len(turns) > 1 or any(turn["status"] == "queued" for turn in turns):
+        out.append("Conversation:\n", style="bold")
+        for turn in turns[-20:]:
+            who = "agent" if turn["role"] == "agent" else "you"
+            run = f"run {turn['run']}" if turn["run"] is not None else "queued"
+            out.append(f"  [{run}] {who}: ", style="bold")
+            out.append(one_line(turn["text"], 200) + "\n")
     return out
 
 

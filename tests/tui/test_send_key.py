@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from textual.widgets import DataTable, Input
+from textual.widgets import DataTable, Input, Static
 
 from ecc.sessions import manager
 from ecc.tui.app import DashboardApp
@@ -57,6 +57,12 @@ def test_the_send_key_continues_the_selected_session(
             "the follow-up run to end",
         )
         assert any(f"Message sent to session {claude.id}" in m for m in app.messages)
+        details = app.query_one("#details", Static)  # the Details pane shows the conversation
+        await wait_for(
+            pilot,
+            lambda: "[run 2] you: now polish it" in getattr(details.render(), "plain", ""),
+            "the conversation in the details pane",
+        )
 
     drive(app, scenario)
     assert [c["prompt"] for c in agent.calls()] == ["sketch it", "now polish it"]
