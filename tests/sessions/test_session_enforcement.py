@@ -90,6 +90,8 @@ def test_an_uncommitted_policy_blocks_the_call_in_the_worktree(
     assert not (worktree / "ran.txt").exists(), "the blocked call ran"
     [call] = tool_calls(session["id"])
     assert (call["action"], call["decision"]) == ("block", "deny")
+    shown = run_ecc("status", session["id"], cwd=git_repo).stdout
+    assert "Enforced:    yes (ecc's hook, risk.enforce)" in shown
 
 
 def test_without_enforcement_the_call_runs_and_is_still_scored(
