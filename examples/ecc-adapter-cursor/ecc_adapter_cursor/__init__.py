@@ -5,6 +5,10 @@ Command: ``cursor-agent --print --output-format=stream-json [--resume=ID] [--mod
 profile value starting with ``-`` is never read as a flag. ``permission_mode`` ``bypassPermissions``
 maps to ``--force`` (run commands without asking); other modes and ``disallowed_tools`` are
 refused (the CLI cannot enforce them); the rest is folded into the prompt.
+
+``ecc sync``: each shared rule becomes a Cursor project rule, ``.cursor/rules/NAME.mdc`` applied
+to every request (``alwaysApply: true``); Cursor reads ``AGENTS.md`` by itself. This example
+syncs no commands or hooks.
 """
 
 from __future__ import annotations
@@ -23,8 +27,17 @@ from ecc.adapterkit import (
     table,
 )
 from ecc.adapterkit.events import error, final, harness_session, usage
+from ecc.adapterkit.surfaces import front_matter
 from ecc.contract.hookspecs import hookimpl
-from ecc.contract.types import HarnessInfo, LaunchContext, OutputEvent, ProfileTranslation
+from ecc.contract.types import (
+    HarnessInfo,
+    LaunchContext,
+    OutputEvent,
+    ProfileTranslation,
+    SurfaceFile,
+    SurfacePlan,
+    SyncSource,
+)
 
 if TYPE_CHECKING:  # pydantic stays off the hot paths that load adapters
     from ecc.runtime.config.model import AgentProfile
@@ -127,3 +140,25 @@ def ecc_parse_output_line(harness: str, line: str, stream: str) -> list[OutputEv
 @hookimpl
 def ecc_detect_harness(project_dir: Path) -> str | None:
     return marked(NAME, project_dir, MARKERS)
+
+
+def _rule(path: Path, description: str, text: str) -> SurfaceFile:
+    fields = {"description": description, "alwaysApply": "true"}
+    return SurfaceFile(path, content=front_matter(fields) + text)
+
+
+@hookimpl
+def ecc_sync_surface(harness: str, surface: str, source: SyncSource) -> SurfacePlan | None:
+    if surface in ("commands", "hooks"):
+        return SurfacePlan("unsupported", notes=[f"this example adapter syncs no {surface}"])
+    if surface != "rules":
+        return None
+    folder = source.project_dir / ".cursor" / "rules"
+    files = [_rule(folder / f"{r.name}.mdc", r.description, r.text) for r in source.rules]
+    plan = SurfacePlan("translated", files, ["Cursor reads AGENTS.md by itself"])
+    other = source.instructions_path not in (None, source.project_dir / "AGENTS.md")
+    if other and source.instructions.strip():
+        # a rule's name never holds a dot, so this file cannot be one of theirs
+        path = folder / "ecc.instructions.mdc"
+        files.append(_rule(path, "The project's shared instructions", source.instructions))
+    return plan

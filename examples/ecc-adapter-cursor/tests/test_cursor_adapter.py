@@ -35,7 +35,7 @@ def test_argv(value: str) -> None:
 
 def test_the_core_calls_it_for_cursor_only() -> None:
     every = hooks_called_for(cursor, "cursor")
-    assert len(every) == 5
+    assert len(every) == 6  # with ecc_sync_surface
     assert hooks_called_for(cursor, "claude") == []
 
 
@@ -100,3 +100,38 @@ def test_ecc_run_with_a_stand_in_cursor_agent(tmp_path: Path) -> None:
     assert session["harness_session_id"] == "c-123"
     assert session["input_tokens"] == 7
     assert (Path(session["working_dir"]) / "out.txt").read_text() == "-do it"
+
+
+# -- ecc sync: the shared rules as Cursor's project rules ------------------------------------
+
+
+def test_rules_are_cursor_project_rules(tmp_path: Path) -> None:
+    from ecc.contract.types import SyncRule, SyncSource
+
+    rules = (
+        SyncRule("style", "Use black.\n", "House style: black"),
+        SyncRule("tests", "Every fix has a test.\n"),
+    )
+    plan = cursor.ecc_sync_surface("cursor", "rules", SyncSource(tmp_path, rules=rules))
+    assert plan.mode == "translated"
+    style, tests = plan.files
+    assert style.path == tmp_path / ".cursor" / "rules" / "style.mdc"
+    assert style.content == (
+        '---\ndescription: "House style: black"\nalwaysApply: true\n---\nUse black.\n'
+    )
+    assert tests.content == "---\nalwaysApply: true\n---\nEvery fix has a test.\n"
+    # AGENTS.md, the shared instructions, is what cursor-agent reads by itself
+    assert any("AGENTS.md" in note for note in plan.notes)
+
+
+def test_other_instructions_become_a_rule_and_the_rest_is_unsupported(tmp_path: Path) -> None:
+    from ecc.contract.types import SyncSource
+
+    shared = SyncSource(tmp_path, "Be kind.\n", tmp_path / "docs" / "agents.md")
+    [file] = cursor.ecc_sync_surface("cursor", "rules", shared).files
+    assert file.path.name == "ecc.instructions.mdc" and file.content is not None
+    assert file.content.endswith("---\nBe kind.\n")
+    for surface in ("commands", "hooks"):
+        plan = cursor.ecc_sync_surface("cursor", surface, SyncSource(tmp_path))
+        assert (plan.mode, plan.files) == ("unsupported", []) and plan.notes
+    assert cursor.ecc_sync_surface("cursor", "skills", SyncSource(tmp_path)) is None
