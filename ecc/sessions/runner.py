@@ -398,9 +398,10 @@ class Runner:
             else:
                 reason += f"; output could not be stored: {failure}"
         self.outcome = state.value
-        if self.hooked_after is not None:
+        after = self.hooked_after
+        if after is not None:
             with contextlib.suppress(Exception):  # an audit never changes the outcome
-                writer.call(lambda db: audit_enforcement(db, session.id, self.hooked_after))
+                writer.call(lambda db: audit_enforcement(db, session.id, after))
         if state == State.COMPLETED and self.config.get("worktree", {}).get("auto_commit"):
             from ecc.sessions.publishing import auto_commit  # never changes the outcome
 
