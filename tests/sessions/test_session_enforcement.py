@@ -142,7 +142,6 @@ def test_a_runs_hook_settings_are_removed_when_it_ends(
     git_repo: Path, fake_claude: dict[str, str]
 ) -> None:
     from ecc.sessions.enforcement import session_directory
-
     from tests.sessions.conftest import wait_until
 
     session = run(git_repo, fake_claude, "touch ran.txt")
