@@ -36,6 +36,7 @@ EVENTS = {
     "prompt_submit": "UserPromptSubmit",
 }
 TOOL_EVENTS = frozenset({"pre_tool", "post_tool"})
+SESSION_END_MAX_SECS = 3  # codex clamps a SessionEnd hook's timeout to this (0.171)
 HOOKS_NOTE = (
     "codex reads .codex/hooks.json only in a project you trust, and runs a new or changed hook"
     " only after you trust it (/hooks in codex); codex exec skips an untrusted hook silently"
@@ -128,8 +129,13 @@ def _without_synced(groups: Any, where: Path) -> list[Any]:
 
 def _hooks(source: SyncSource) -> SurfacePlan:
     path = source.project_dir / ".codex" / "hooks.json"
+    notes = [HOOKS_NOTE]
+    if any(
+        h.event == "session_end" and h.timeout_secs > SESSION_END_MAX_SECS for h in source.hooks
+    ):
+        notes.append(f"codex allows a SessionEnd hook {SESSION_END_MAX_SECS} s at most")
     return SurfacePlan(
-        "translated", [SurfaceFile(path, merge=hooks_merge(source.hooks, path))], [HOOKS_NOTE]
+        "translated", [SurfaceFile(path, merge=hooks_merge(source.hooks, path))], notes
     )
 
 

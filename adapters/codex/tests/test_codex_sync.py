@@ -171,3 +171,11 @@ def test_a_hooks_file_that_is_not_codexs_shape_is_refused(tmp_path: Path, bad: s
     _, merge = hooks_file_merge(source(tmp_path))
     with pytest.raises(EccError, match=r"hooks\.json"):
         merge(bad)
+
+
+def test_a_session_end_hook_longer_than_codex_allows_is_noted(tmp_path: Path) -> None:
+    """codex 0.171 clamps a SessionEnd hook's timeout to 3 s (it says so on every run)."""
+    long = source(tmp_path, hooks=(SyncHook("session_end", "./report", "", 30),))
+    assert any("3 s" in note for note in plan("hooks", long).notes)
+    short = source(tmp_path, hooks=(SyncHook("session_end", "./report", "", 3),))
+    assert not any("3 s" in note for note in plan("hooks", short).notes)
