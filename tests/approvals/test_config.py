@@ -63,7 +63,7 @@ def test_hook_timeouts_outlast_the_hold(git_repo: Path) -> None:
     assert timeout_of(".codex/hooks.json", "PreToolUse") == 150  # seconds
     assert timeout_of(".gemini/settings.json", "BeforeTool") == 150_000  # milliseconds
     module = (git_repo / ".opencode" / "ecc-hooks.js").read_text()
-    assert "timeout: 150000" in module and "timeout: 30000" not in module
+    assert "TIMEOUT_MS = 150000;" in module and "30000" not in module
 
     done = run_ecc("hooks", "install", "--harness", "claude", cwd=git_repo)  # default 600 s
     assert done.returncode == 0 and "updated" in done.stdout
