@@ -37,6 +37,29 @@ def _harnesses(given: tuple[str, ...], configured: list[str], config: Any) -> li
     return names
 
 
+def _untrusted_hooks(project: Path) -> list[dict[str, Any]] | None:
+    """The project file's ``[[sync.hooks]]`` when they were left out for want of ``ecc trust``
+    (validated as the trusted ones would be), else None."""
+    from pydantic import ValidationError
+
+    from ecc.contract.errors import EccError
+    from ecc.runtime.config import model, overrides
+
+    loaded = model.load(cwd=project, overrides=overrides.pairs())
+    if not any(item.key == "sync.hooks" for item in loaded.ignored):
+        return None
+    path = project / ".ecc" / "config.toml"
+    table = model.parse_toml(model.read_config_bytes(path), path).get("sync") or {}
+    try:
+        return [
+            model.SyncHookSettings.model_validate(hook).model_dump()
+            for hook in table.get("hooks") or []
+        ]
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        raise EccError(f"{path}: [[sync.hooks]] {first['msg']}") from None
+
+
 def _print(report: Any, as_json: bool) -> None:
     changes = report.outcome.changes
     if as_json:
@@ -127,12 +150,22 @@ def sync_command(
     project = paths.find_project_root() or Path.cwd().resolve()
     config = view(project)
     notice = ignored_notice(project)
+    untrusted = None
     if notice:
         say(notice, err=True)
+        untrusted = _untrusted_hooks(project)
     configured = list(config["sync"]["harnesses"])
     harnesses = _harnesses(given, configured, config)
     mode = "check" if check else "dry-run" if dry_run else "apply"
-    report = run(project, config, harnesses, every_configured=not given, mode=mode, force=force)
+    report = run(
+        project,
+        config,
+        harnesses,
+        every_configured=not given,
+        mode=mode,
+        force=force,
+        untrusted_hooks=untrusted,
+    )
     _print(report, as_json)
     if check:
         drifted = [c.relative for c in report.outcome.changes]

@@ -102,6 +102,7 @@ def run(
     every_configured: bool,
     mode: str = "apply",
     force: bool = False,
+    untrusted_hooks: list[dict[str, Any]] | None = None,
 ) -> Report:
     """Sync ``harnesses`` (canonical names) in ``project`` for ``config``'s ``[sync]``.
 
@@ -109,12 +110,23 @@ def run(
     before and no longer among them is retired (its files removed). ``mode``: ``apply`` writes,
     ``dry-run`` only computes, ``check`` computes ignoring ownership (every difference is drift).
     Refusals raise :class:`EccError` before anything is written.
+
+    ``untrusted_hooks``: the project file's ``[[sync.hooks]]``, left out of ``config`` because
+    the file is not trusted. A check or a dry run compares them (nothing runs), so CI on a fresh
+    clone sees no false drift; a sync refuses to write them, or to take the synced ones out.
     """
     from ecc.runtime.plugins.loader import get_plugins
 
     if mode not in MODES:
         raise EccError(f"unknown sync mode {mode!r}")
-    settings = config["sync"]
+    settings: Any = config["sync"]
+    if untrusted_hooks is not None:
+        if mode == "apply":
+            raise EccError(
+                "the project's [[sync.hooks]] run programs, so they apply only after `ecc trust` "
+                "(review .ecc/config.toml first); nothing was written"
+            )
+        settings = {**settings, "hooks": untrusted_hooks}
     source = read_source(project, settings)
     plugin_set = get_plugins(config)
 

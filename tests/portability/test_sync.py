@@ -320,3 +320,22 @@ def test_an_invalid_skills_source_stops_everything(source: Path) -> None:
     done = ecc("sync")
     assert done.exit_code == 1 and "skills" in done.stderr
     assert snapshot(source) == before
+
+
+def test_untrusted_project_hooks_are_never_written_but_still_checked(source: Path) -> None:
+    """CI checks a fresh clone, where nobody trusted .ecc/config.toml: the hooks it names are
+    compared (nothing runs), while a sync that would write them needs `ecc trust`."""
+    assert ecc("sync").exit_code == 0
+    config = source / ".ecc" / "config.toml"
+    config.write_text(config.read_text() + "# a teammate's edit: trust is for the old content\n")
+    check = ecc("sync", "--check")
+    assert check.exit_code == 0, check.output
+    assert "ecc trust" in check.stderr  # the notice that the hooks are not applied
+    before = snapshot(source)
+    refused = ecc("sync")
+    assert refused.exit_code == 1
+    assert "[[sync.hooks]]" in refused.stderr.splitlines()[-1]
+    assert "ecc trust" in refused.stderr.splitlines()[-1]
+    assert snapshot(source) == before  # the synced hook was not taken out either
+    assert ecc("trust").exit_code == 0
+    assert ecc("sync").exit_code == 0
