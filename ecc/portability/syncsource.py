@@ -173,6 +173,8 @@ def read_source(project: Path, settings: Mapping[str, Any]) -> SyncSource:
     instructions = read_text(project, instructions_path)
     if instructions is not None:
         instructions = strip_sections(instructions, instructions_name)
+        if not instructions.strip():  # only ecc's sections (ecc may have created the file)
+            instructions = None
     rules = []
     for name, path, text in _markdown_files(project, settings.get("rules") or "rules", "rules"):
         fields, body = split_front_matter(text, Path(_relative(project, path)))

@@ -186,3 +186,13 @@ def test_a_damaged_record_or_target_is_refused(
 def test_check_and_dry_run_together_is_a_usage_error(source: Path) -> None:
     done = ecc("sync", "--check", "--dry-run")
     assert done.exit_code == 2 and "not both" in done.output
+
+
+def test_an_instructions_file_holding_only_ecc_sections_is_no_source(git_repo: Path) -> None:
+    """ecc may create AGENTS.md for one harness's section: the next sync must see the same
+    source as the first (no instructions file), or its rendering would change again."""
+    (git_repo / "AGENTS.md").write_text(
+        "<!-- BEGIN ecc sync: rules -->\n- style\n<!-- END ecc sync: rules -->\n"
+    )
+    found = read(git_repo)
+    assert (found.instructions, found.instructions_path) == ("", None)
