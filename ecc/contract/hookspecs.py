@@ -140,6 +140,8 @@ def ecc_resume_command(
 
     ``harness_session_id`` is the harness's own session id captured from its structured output
     (None when none was seen); an adapter without native resume re-runs the task.
+    ``launch.task`` is the prompt of the continued run: the task for ``ecc resume``, the
+    message for a follow-up (``ecc send``).
     """
 
 
