@@ -68,6 +68,14 @@ class Plan:
     rows: list[PlanRow] = field(default_factory=list)
     wanted: dict[tuple[str, str, str], Wanted] = field(default_factory=dict)
 
+    def covers(self, harness: str, surface: str) -> bool:
+        """Whether this plan decides ``harness``'s files of ``surface``: its adapter answered
+        (no answer, as from an older adapter, leaves what a sync wrote before alone), or the
+        harness is retired."""
+        return harness in self.retired or any(
+            row.harness == harness and row.surface == surface for row in self.rows
+        )
+
     @property
     def unsupported(self) -> list[str]:
         """Harnesses whose adapter gave no plan for any surface."""
@@ -241,7 +249,6 @@ def _run_merges(item: Wanted, current: str | None) -> str | None:
 def reconcile(plan: Plan, state: State, state_text: str | None, *, force: bool) -> Outcome:
     """What to write and remove, the new record, and every refusal (ownership checks)."""
     project = plan.project
-    rendered = set(plan.harnesses) | set(plan.retired)
     new_state = State(created_dirs=set(state.created_dirs))
     refusals: list[str] = []
     by_path: dict[str, list[Wanted]] = {}
@@ -251,7 +258,7 @@ def reconcile(plan: Plan, state: State, state_text: str | None, *, force: bool) 
     for key, entry in state.entries.items():
         if key in plan.wanted:
             continue
-        if not set(entry.harnesses) <= rendered:
+        if not all(plan.covers(name, entry.surface) for name in entry.harnesses):
             new_state.entries[key] = entry  # another harness's, not synced this time
         else:
             stale.setdefault(entry.path, []).append(entry)
@@ -295,7 +302,9 @@ def reconcile(plan: Plan, state: State, state_text: str | None, *, force: bool) 
                 new = _run_merges(item, new)
                 digest = ""  # the merged file's, below
             if item.record:
-                kept = [h for h in (old.harnesses if old else []) if h not in rendered]
+                kept = [
+                    h for h in (old.harnesses if old else []) if not plan.covers(h, item.surface)
+                ]
                 new_state.entries[item.key] = Entry(
                     relative, item.kind, item.surface, sorted(set(item.harnesses + kept)), digest
                 )

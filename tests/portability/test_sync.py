@@ -339,3 +339,23 @@ def test_untrusted_project_hooks_are_never_written_but_still_checked(source: Pat
     assert snapshot(source) == before  # the synced hook was not taken out either
     assert ecc("trust").exit_code == 0
     assert ecc("sync").exit_code == 0
+
+
+def test_an_adapter_giving_no_plan_leaves_its_files_alone(
+    source: Path, adapter: SyncAdapter
+) -> None:
+    """No answer (an older or missing adapter) is not an empty plan: a teammate's sync with
+    it must not delete the committed copies."""
+    assert ecc("sync").exit_code == 0
+    recorded = state(source)
+
+    def silent(harness, surface, given, usual):
+        return None if harness == "acme" else usual(harness, surface, given)
+
+    adapter.override = silent
+    before = snapshot(source)
+    done = ecc("sync")
+    assert done.exit_code == 0, done.output
+    assert "acme: unsupported (its adapter gives no sync plan)" in done.stdout
+    assert snapshot(source) == before and state(source) == recorded
+    assert ecc("sync", "--check").exit_code == 0
