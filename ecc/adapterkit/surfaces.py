@@ -6,14 +6,24 @@ versions, so every adapter renders ``AGENTS.md``'s sections with these functions
 
 A project hook ecc writes into a shared hook config carries :data:`SYNC_MARK` at the end of its
 command, so a later merge replaces or removes exactly the entries a sync wrote; ecc's own risk
-hook (``… ecc hook --harness NAME``) never carries it.
+hook (``… ecc hook --harness NAME``) never carries it: :func:`hooks_table_merge` is that merge
+for the Claude-style ``hooks`` table Claude Code, Gemini CLI and codex share.
 """
 
 from __future__ import annotations
 
+import json
+import re
+
+from ecc.contract.errors import EccError
+
 TYPE_CHECKING = False  # without importing typing
 if TYPE_CHECKING:
-    from ecc.contract.types import SyncSource
+    from collections.abc import Callable, Iterable, Mapping
+    from pathlib import Path
+    from typing import Any
+
+    from ecc.contract.types import SyncHook, SyncSource
 
 SYNC_MARK = " # ecc-sync"  # a shell comment: the command runs the same with it
 PLACEHOLDERS = (
@@ -77,3 +87,135 @@ def front_matter(fields: dict[str, str]) -> str:
     from ecc.portability.syncsource import front_matter as render
 
     return render(fields)
+
+
+# -- imports and TOML (Claude Code and Gemini CLI) -----------------------------------------------
+
+_IMPORTABLE = re.compile(r"[A-Za-z0-9._/-]+")
+
+
+def instructions_import(source: SyncSource) -> str | None:
+    """``@PATH`` that imports the shared instructions file into a context file at the project's
+    root (``CLAUDE.md``, ``GEMINI.md``: both expand ``@path`` imports), or None when there is no
+    such file or its path is one an import line cannot name (a space, ``#``, ``@``)."""
+    path = source.instructions_path
+    if path is None or not source.instructions.strip():
+        return None
+    try:
+        relative = path.relative_to(source.project_dir).as_posix()
+    except ValueError:
+        return None
+    if not _IMPORTABLE.fullmatch(relative) or ".." in relative.split("/"):
+        return None
+    return "@" + (relative if relative[0].isalpha() else "./" + relative)
+
+
+def toml_string(text: str) -> str:
+    """``text`` as a TOML multi-line basic string, exactly (``tomllib.loads`` gives it back)."""
+    escaped = []
+    for char in text:
+        if char == "\\":
+            escaped.append("\\\\")
+        elif char in "\n\t":
+            escaped.append(char)
+        elif ord(char) < 0x20 or ord(char) == 0x7F:
+            escaped.append(f"\\u{ord(char):04x}")
+        else:
+            escaped.append(char)
+    body = "".join(escaped).replace('"""', '""\\"')
+    return f'"""\n{body}"""'
+
+
+# -- project hooks in a Claude-style hooks table (Claude Code, Gemini CLI, codex) ---------------
+
+TOOL_EVENTS = frozenset({"pre_tool", "post_tool"})
+
+
+def hook_groups(
+    hooks: Iterable[SyncHook],
+    events: Mapping[str, str],
+    *,
+    every_tool: str,
+    milliseconds: bool = False,
+) -> list[tuple[str, dict[str, Any]]]:
+    """``(HARNESS_EVENT, group)`` for each hook: ``{"matcher", "hooks": [{"type": "command",
+    "command": COMMAND + SYNC_MARK, "timeout"}]}``. A tool event's empty matcher is
+    ``every_tool`` (the harness's "all tools"); the other events get no matcher (harnesses
+    compare it with a session's source or reason, not a tool name)."""
+    groups = []
+    for hook in hooks:
+        timeout = hook.timeout_secs * 1000 if milliseconds else hook.timeout_secs
+        handler = {"type": "command", "command": hook.command + SYNC_MARK, "timeout": timeout}
+        group: dict[str, Any] = {"hooks": [handler]}
+        if hook.event in TOOL_EVENTS:
+            group = {"matcher": hook.matcher or every_tool, **group}
+        groups.append((events[hook.event], group))
+    return groups
+
+
+def matcher_notes(hooks: Iterable[SyncHook]) -> list[str]:
+    """A note for each hook whose matcher its event cannot use."""
+    return [
+        f"the {hook.event} hook {hook.command!r} has a matcher, which only the tool events use:"
+        " it runs on every one"
+        for hook in hooks
+        if hook.matcher and hook.event not in TOOL_EVENTS
+    ]
+
+
+def hooks_table_merge(
+    groups: list[tuple[str, dict[str, Any]]], where: Path
+) -> Callable[[str | None], str]:
+    """The merge of a JSON settings file's ``hooks`` table (``{EVENT: [{"matcher", "hooks":
+    [...]}]}``): every handler an earlier sync wrote (its command ends with :data:`SYNC_MARK`)
+    is replaced by ``groups``; everything else (ecc's risk hook, a person's hooks, every other
+    setting) stays. A file whose settings come out unchanged keeps its text; one left empty is
+    ``""`` (no file)."""
+
+    def merge(current: str | None) -> str:
+        data = _settings(current, where)
+        table = data.setdefault("hooks", {})
+        for event in list(table):
+            table[event] = _without_synced(table[event], where)
+            if not table[event]:
+                del table[event]
+        for event, group in groups:
+            table.setdefault(event, []).append(json.loads(json.dumps(group)))
+        if not table:
+            del data["hooks"]
+        if current is not None and current.strip() and data == json.loads(current):
+            return current
+        return json.dumps(data, indent=2, ensure_ascii=False) + "\n" if data else ""
+
+    return merge
+
+
+def _settings(current: str | None, where: Path) -> dict[str, Any]:
+    if current is None or not current.strip():
+        return {}
+    try:
+        data = json.loads(current)
+    except ValueError as exc:
+        raise EccError(f"{where} is not valid JSON ({exc}); nothing was changed") from None
+    if not isinstance(data, dict):
+        raise EccError(f"{where} is not a JSON object; nothing was changed")
+    if not isinstance(data.get("hooks", {}), dict):
+        raise EccError(f'{where}: "hooks" is not a JSON object; nothing was changed')
+    return data
+
+
+def _without_synced(groups: Any, where: Path) -> list[Any]:
+    if not isinstance(groups, list):
+        raise EccError(f"{where}: a hook event's value is not a list; nothing was changed")
+    kept = []
+    for group in groups:
+        handlers = group.get("hooks") if isinstance(group, dict) else None
+        if not isinstance(handlers, list):
+            kept.append(group)
+            continue
+        others = [h for h in handlers if not (isinstance(h, dict) and is_synced(h.get("command")))]
+        if len(others) == len(handlers):
+            kept.append(group)
+        elif others:
+            kept.append({**group, "hooks": others})
+    return kept

@@ -186,3 +186,4 @@ def ecc_detect_harness(project_dir: Path) -> str | None:
 
 
 from ecc_adapter_claude.integration import *  # noqa: E402,F403  (hooks + MCP integration)
+from ecc_adapter_claude.surfaces import *  # noqa: E402,F403  (ecc sync: rules, commands, hooks)

@@ -45,7 +45,7 @@ def test_plain_command_puts_the_task_after_double_dash() -> None:
 
 def test_the_core_calls_it_for_claude_only() -> None:
     every = hooks_called_for(claude, "claude")
-    assert len(every) == 8
+    assert len(every) == 9  # ecc_sync_surface among them
     assert hooks_called_for(claude, "codex") == []
 
 

@@ -132,3 +132,4 @@ def ecc_detect_harness(project_dir: Path) -> str | None:
 
 
 from ecc_adapter_gemini.integration import *  # noqa: E402,F403  (hooks + MCP integration)
+from ecc_adapter_gemini.surfaces import *  # noqa: E402,F403  (ecc sync: rules, commands, hooks)

@@ -36,7 +36,7 @@ def test_plain_command_has_the_prompt_last_as_one_element() -> None:
 
 def test_not_ours() -> None:
     every = hooks_called_for(gemini, "gemini")
-    assert len(every) == 8
+    assert len(every) == 9  # ecc_sync_surface among them
     assert hooks_called_for(gemini, "codex") == []
     assert gemini.ecc_session_env("gemini", launch()) == {}
 
