@@ -225,6 +225,8 @@ def ecc_sync_surface(harness: str, surface: str, source: SyncSource) -> SurfaceP
     whatever the harness cannot carry; None if the surface is not yours. Called by ``ecc sync``
     (which writes, records and removes the files), ``ecc sync --check`` and the compliance matrix
     (with an empty source): write nothing yourself, and give the same plan for the same source.
+    None means not yours, and ``ecc sync`` then leaves the files an earlier sync recorded for the
+    surface alone; a plan (even an empty one) replaces them, removing what it no longer gives.
     """
 
 

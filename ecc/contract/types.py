@@ -313,7 +313,8 @@ class SurfaceFile:
       SURFACE -->`` lines and never touches the rest;
     * ``merge``: a structured edit of a shared config file (``settings.json``): a pure function
       from the current text (None: no file) to the new text, which keeps everything not ecc's
-      and replaces what an earlier sync put there. ``merge(merge(x)) == merge(x)``.
+      and replaces what an earlier sync put there. ``merge(merge(x)) == merge(x)``; an empty
+      result means the file should not exist (ecc's entries were all it held).
     """
 
     path: Path  # absolute, inside the project
