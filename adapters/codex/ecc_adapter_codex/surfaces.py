@@ -80,17 +80,23 @@ def _group(hook: SyncHook) -> dict[str, Any]:
 
 def hooks_merge(hooks: tuple[SyncHook, ...], where: Path) -> Any:
     """The merge of ``.codex/hooks.json``: every handler a sync wrote (its command ends with
-    :data:`SYNC_MARK`) is replaced by ``hooks``; everything else stays as it was."""
+    :data:`SYNC_MARK`) is replaced by ``hooks``, in its place; everything else stays as it was,
+    in its order, so a file already in sync comes back byte for byte."""
+    ours: dict[str, list[dict[str, Any]]] = {}
+    for hook in hooks:
+        ours.setdefault(EVENTS[hook.event], []).append(_group(hook))
 
     def merge(current: str | None) -> str:
         data = _load(current, where)
         table = data.setdefault("hooks", {})
-        for event in list(table):
-            table[event] = _without_synced(table[event], where)
-            if not table[event]:
-                del table[event]
-        for hook in hooks:
-            table.setdefault(EVENTS[hook.event], []).append(_group(hook))
+        for event in [*table, *(e for e in ours if e not in table)]:
+            kept, first = _without_synced(table.get(event, []), where)
+            at = len(kept) if first is None else first
+            groups = kept[:at] + ours.get(event, []) + kept[at:]
+            if groups:
+                table[event] = groups
+            else:
+                table.pop(event, None)
         if not table:
             del data["hooks"]
         return json.dumps(data, indent=2, ensure_ascii=False) + "\n" if data else ""
@@ -110,10 +116,12 @@ def _load(current: str | None, where: Path) -> dict[str, Any]:
     return data
 
 
-def _without_synced(groups: Any, where: Path) -> list[Any]:
+def _without_synced(groups: Any, where: Path) -> tuple[list[Any], int | None]:
+    """The groups without the handlers a sync wrote, and where the first of those was."""
     if not isinstance(groups, list):
         raise EccError(f"{where}: a hook event's value is not a list; nothing was changed")
-    kept = []
+    kept: list[Any] = []
+    first = None
     for group in groups:
         handlers = group.get("hooks") if isinstance(group, dict) else None
         if not isinstance(handlers, list):
@@ -122,9 +130,11 @@ def _without_synced(groups: Any, where: Path) -> list[Any]:
         others = [h for h in handlers if not (isinstance(h, dict) and is_synced(h.get("command")))]
         if len(others) == len(handlers):
             kept.append(group)
-        elif others:
+            continue
+        first = len(kept) if first is None else first
+        if others:
             kept.append({**group, "hooks": others})
-    return kept
+    return kept, first
 
 
 def _hooks(source: SyncSource) -> SurfacePlan:

@@ -179,3 +179,18 @@ def test_a_session_end_hook_longer_than_codex_allows_is_noted(tmp_path: Path) ->
     assert any("3 s" in note for note in plan("hooks", long).notes)
     short = source(tmp_path, hooks=(SyncHook("session_end", "./report", "", 3),))
     assert not any("3 s" in note for note in plan("hooks", short).notes)
+
+
+def test_a_file_in_sync_is_left_byte_for_byte_whatever_came_after_the_sync(
+    tmp_path: Path,
+) -> None:
+    """ecc hooks install (or a person) adding entries after a sync: the merge keeps the order,
+    so ``ecc sync --check`` does not call the file drifted."""
+    _, merge = hooks_file_merge(source(tmp_path))
+    data = json.loads(merge(None))
+    risk = {"matcher": "*", "hooks": [{"type": "command", "command": RISK_HOOK, "timeout": 630}]}
+    data["hooks"]["PreToolUse"] = [risk]  # a new event key after the synced ones
+    mine = {"hooks": [{"type": "command", "command": "./after.sh"}]}
+    data["hooks"]["PostToolUse"].append(mine)  # after the synced entry of that event
+    later = json.dumps(data, indent=2) + "\n"
+    assert merge(later) == later
