@@ -44,15 +44,25 @@ ARGUMENTS_NOTE = (
 HINT_NOTE = "OpenCode shows no argument-hint: it is left out of .opencode/commands/"
 SESSION_END_NOTE = (
     "session_end runs on OpenCode's session.idle (the agent finished its turn, which ends an"
-    " `opencode run`); matchers are JavaScript regular expressions on OpenCode's tool names"
+    " `opencode run`); a matcher is a JavaScript regular expression, matched case-insensitively"
+    " on OpenCode's tool names (bash, edit, ...)"
 )
 
 # The plugin module. HOOKS is the list of {event, command, matcher, timeout_ms}.
 HOOKS_TEMPLATE = """// ecc sync: written from the project's [[sync.hooks]] by `ecc sync`.
 import {{ spawn }} from "node:child_process";
 
-const HOOKS = {hooks};
 const NAMES = {names};
+// A matcher names the source's tools (Claude Code's Bash, Edit): matched case-insensitively
+// against OpenCode's (bash, edit). One JavaScript cannot compile skips its hook, not every call.
+const HOOKS = {hooks}.flatMap((hook) => {{
+  try {{
+    return [{{ ...hook, pattern: hook.matcher ? new RegExp(hook.matcher, "i") : null }}];
+  }} catch (error) {{
+    console.error(`ecc sync: hook ${{hook.command}} skipped: ${{error.message}}`);
+    return [];
+  }}
+}});
 
 function run(hook, payload, cwd) {{
   return new Promise((resolve) => {{
@@ -88,7 +98,7 @@ async function fire(event, fields, cwd, tool) {{
   let blocked = null;
   for (const hook of HOOKS) {{
     if (hook.event !== event) continue;
-    if (tool !== undefined && hook.matcher && !new RegExp(hook.matcher).test(tool)) continue;
+    if (tool !== undefined && hook.pattern && !hook.pattern.test(tool)) continue;
     const payload = {{ hook_event_name: NAMES[event], ...fields, cwd }};
     const result = await run(hook, payload, cwd);
     if (event === "pre_tool" && result.status === 2 && blocked === null) {{

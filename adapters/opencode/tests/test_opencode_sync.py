@@ -187,3 +187,25 @@ def test_session_and_prompt_hooks_and_a_timeout(tmp_path: Path) -> None:
     assert start["stdin"]["hook_event_name"] == "SessionStart"
     assert start["stdin"]["session_id"] == "s9"
     assert prompt["stdin"]["hook_event_name"] == "UserPromptSubmit"
+
+
+@needs_node
+def test_a_claude_style_matcher_matches_opencodes_lowercase_tools_and_a_bad_one_is_skipped(
+    tmp_path: Path,
+) -> None:
+    """The source's ``Bash|Edit`` names Claude Code's tools; OpenCode's are ``bash``, ``edit``.
+    A matcher JavaScript cannot compile (Python's ``(?P<n>…)``) skips its hook, never every
+    tool call."""
+    hooks = (
+        SyncHook("pre_tool", RECORD + "cased", "Bash|Edit", 30),
+        SyncHook("pre_tool", "exit 2", "(?P<name>bash)", 30),
+    )
+    module = write_module(tmp_path, hooks)
+    out = drive(
+        module,
+        tmp_path,
+        "try { await hooks['tool.execute.before']({tool: 'bash', sessionID: 's', callID: 'c'},"
+        " {args: {}}); out.bash = 'ran'; } catch (e) { out.bash = 'blocked: ' + e.message; }\n",
+    )
+    assert out == {"bash": "ran"}
+    assert [entry["tag"] for entry in seen(tmp_path)] == ["cased"]
