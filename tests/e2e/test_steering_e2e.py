@@ -1,9 +1,10 @@
-"""Steering the real CLIs through ecc: enforcement a session owns, held calls, follow-ups.
+"""Steering the real CLIs through ecc: enforcement a session owns, and held calls.
 
 Each test runs one real harness CLI against the stub model (``stub_server.py``), whose tool call
 is set per test. The project's policy is only in its *uncommitted* ``.ecc/config.toml`` (the
 session's worktree is built from HEAD and never sees it) and ``ecc hooks install`` is never run:
-ecc applies its own hook to the harness process of the session.
+ecc applies its own hook to the harness process of the session. Follow-ups (``ecc send``) are
+in ``test_send_e2e.py``.
 """
 
 from __future__ import annotations
@@ -167,39 +168,3 @@ def test_a_held_call_waits_for_a_person(
     else:
         assert not (worktree / "held.txt").exists(), f"the call ran after {answer}"
         assert call["decision"] == "deny"
-
-
-FOLLOW_UP = "now also say FOLLOW-UP-7"
-
-
-@pytest.mark.parametrize("harness", clis.HARNESSES)
-def test_send_continues_the_conversation_natively(
-    harness: str, env_for, git_repo: Path, stub: stub_server.StubServer
-) -> None:
-    env = env_for(harness)
-    done = ecc(env, git_repo, "run", "--harness", harness, "--profile", "e2e", "--json", TASK)
-    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
-    first = json.loads(done.stdout)
-    sid, worktree = first["id"], first["working_dir"]
-    before = len(stub.model_requests())
-    sent = ecc(env, git_repo, "send", sid, FOLLOW_UP)
-    assert sent.returncode == 0, sent.stdout[-2000:] + sent.stderr[-2000:]
-    session = wait_for(
-        "the follow-up to finish",
-        lambda: (
-            (s := status(env, git_repo, sid))["run_kind"] == "followup"
-            and s["state"] in ("completed", "failed", "stopped")
-            and s
-        ),
-    )
-    assert session["state"] == "completed", ecc(env, git_repo, "logs", sid).stdout[-2000:]
-    assert session["working_dir"] == worktree
-    assert session["harness_session_id"] == first["harness_session_id"]
-    new = stub.model_requests()[before:]
-    assert new, "the follow-up never reached the model"
-    texts = [text for r in new for text in strings(r["body"])]
-    assert any(FOLLOW_UP in text for text in texts), "the message is not in the request"
-    assert any(stub_server.FINAL_TEXT in text for text in texts), "the earlier turns are missing"
-    turns = [(t["role"], t["text"]) for t in session["conversation"]]
-    assert turns[0] == ("user", TASK) and ("user", FOLLOW_UP) in turns
-    assert [role for role, _ in turns].count("agent") >= 2
