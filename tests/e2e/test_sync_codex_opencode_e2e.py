@@ -163,6 +163,13 @@ def test_opencode_loads_the_synced_rules_and_command_and_runs_the_hooks(
     assert seen["pre_tool"]["tool_name"] == "bash" and seen["pre_tool"]["cwd"] == str(git_repo)
     assert "QUOKKA-main" in seen["prompt_submit"]["prompt"]
 
+    copy = git_repo / ".opencode" / "commands" / "review.md"
+    copy.write_text(copy.read_text() + "A hand edit.\n")
+    drifted = ecc(env, git_repo, "sync", "--check")
+    assert drifted.returncode == 1 and ".opencode/commands/review.md" in drifted.stderr
+    copy.unlink()  # and back: the copy ecc wrote, as the source gives it
+    ok(env, git_repo, "sync")
+
     (git_repo / "rules" / "branches.md").unlink()
     ok(env, git_repo, "sync")
     assert RULE not in (git_repo / "AGENTS.md").read_text()
