@@ -1,4 +1,5 @@
-"""``ecc sync`` seen by the real Claude Code and Gemini CLI (``make e2e``; loopback only).
+"""``ecc sync`` seen by the real Claude Code, Gemini CLI, codex and OpenCode (``make e2e``;
+loopback only).
 
 One shared source (``AGENTS.md``, ``rules/``, ``commands/``, ``[[sync.hooks]]``) goes through
 ``ecc sync`` into each CLI's own files; then the CLI runs against the stub model:
@@ -8,9 +9,13 @@ One shared source (``AGENTS.md``, ``rules/``, ``commands/``, ``[[sync.hooks]]``)
   expanded prompt, and each synced hook runs on its event beside ecc's own risk hook;
 * Gemini CLI, in a trusted folder: the request carries ``GEMINI.md`` (the rules, with
   ``AGENTS.md`` imported), ``gemini -p "/review ARGS"`` sends the synced TOML command's prompt,
-  and each synced hook runs on its event beside ecc's risk hook.
-
-codex and OpenCode have their own file (``test_sync_codex_opencode_e2e.py``).
+  and each synced hook runs on its event beside ecc's risk hook;
+* codex: its prompt input (``codex debug prompt-input``) carries ``AGENTS.md`` with the synced
+  rules and commands, and in a trusted project each synced hook runs on its event beside ecc's
+  risk hook (``--dangerously-bypass-hook-trust`` standing in for trusting each in ``/hooks``);
+* OpenCode: the request carries the rules (``AGENTS.md``), ``opencode run --command review``
+  sends the synced command's prompt, each hook of the synced plugin runs on its event, and a
+  hand edit of a copy fails ``ecc sync --check``, naming it.
 """
 
 from __future__ import annotations
@@ -184,10 +189,10 @@ def test_claude_runs_each_synced_hook_beside_eccs_risk_hook(
 # -- Gemini CLI -------------------------------------------------------------------------------
 
 
-def gemini(env: dict[str, str], repo: Path, prompt: str) -> str:
+def gemini(env: dict[str, str], repo: Path, prompt: str, *flags: str) -> str:
     return cli(
         env, repo, "gemini", f"--model={STUB_MODEL['gemini']}", "--approval-mode=yolo",
-        "--output-format=json", f"--prompt={prompt}",
+        "--output-format=json", *flags, f"--prompt={prompt}",
     )  # fmt: skip
 
 
@@ -206,6 +211,10 @@ def test_gemini_loads_gemini_md_and_runs_the_synced_command(
     env = env_for("gemini")
     project(git_repo, "gemini", tmp_path / "hooks.jsonl")
     synced(env, git_repo)
+    # as ecc's own sessions run it: --skip-trust still reads GEMINI.md (not the settings)
+    gemini(env, git_repo, "say hi", "--skip-trust")
+    assert carrying(stub, RULE) and carrying(stub, PERSONS)
+    stub.requests.clear()
     trust_folder(env, git_repo)
 
     gemini(env, git_repo, "/review main today")
@@ -243,3 +252,94 @@ def test_gemini_runs_each_synced_hook_beside_eccs_risk_hook(
     assert seen["post_tool"]["tool_name"] == "run_shell_command"
     assert "echo hello" in json.dumps(seen["post_tool"]["tool_input"])
     assert (git_repo / "out.txt").exists()
+
+
+# -- codex ------------------------------------------------------------------------------------
+
+
+def test_codex_prompt_input_carries_agents_md_with_the_synced_rules(
+    env_for: Callable[..., dict[str, str]], git_repo: Path, tmp_path: Path
+) -> None:
+    env = env_for("codex")
+    project(git_repo, "codex", tmp_path / "hooks.jsonl")
+    synced(env, git_repo)
+    prompt = cli(env, git_repo, "codex", "debug", "prompt-input")
+    assert RULE in prompt and PERSONS in prompt  # AGENTS.md: the person's part and ecc's
+    assert "/review <branch> <when>" in prompt and "QUOKKA-DESC" in prompt  # as an instruction
+
+    (git_repo / "rules" / "branches.md").unlink()
+    ok(env, git_repo, "sync")
+    prompt = cli(env, git_repo, "codex", "debug", "prompt-input")
+    assert RULE not in prompt and PERSONS in prompt and "QUOKKA-DESC" in prompt
+
+
+def test_codex_runs_each_synced_hook_beside_eccs_risk_hook(
+    env_for: Callable[..., dict[str, str]], git_repo: Path, tmp_path: Path
+) -> None:
+    """In a trusted project; ``--dangerously-bypass-hook-trust`` stands in for trusting each
+    new hook in codex's ``/hooks``, which codex asks of every hook a sync writes."""
+    env = with_ecc_on_path(env_for("codex"))
+    log = tmp_path / "hooks.jsonl"
+    project(git_repo, "codex", log)
+    ok(env, git_repo, "hooks", "install", "--harness", "codex", "--project")
+    synced(env, git_repo)
+    commands = hook_commands(git_repo / ".codex" / "hooks.json")
+    assert any("hook --harness codex" in c for c in commands)  # ecc's risk hook stayed
+    assert sum(c.endswith(" # ecc-sync") for c in commands) == len(EVENTS)
+
+    with open(Path(env["CODEX_HOME"]) / "config.toml", "a") as config:
+        config.write(f'[projects.{json.dumps(str(git_repo))}]\ntrust_level = "trusted"\n')
+    cli(
+        env, git_repo, "codex", "exec", "--skip-git-repo-check", "--json",
+        "--dangerously-bypass-approvals-and-sandbox", "--dangerously-bypass-hook-trust",
+        "--", "make out.txt",
+    )  # fmt: skip
+    seen = ran(log)
+    assert set(seen) == set(EVENTS)
+    assert seen["pre_tool"]["hook_event_name"] == "PreToolUse"
+    assert "echo hello" in json.dumps(seen["post_tool"]["tool_input"])
+    assert (git_repo / "out.txt").exists()
+
+
+# -- OpenCode ---------------------------------------------------------------------------------
+
+
+def test_opencode_loads_the_synced_rules_and_command_and_runs_the_hooks(
+    env_for: Callable[..., dict[str, str]],
+    git_repo: Path,
+    tmp_path: Path,
+    stub: stub_server.StubServer,
+) -> None:
+    env = env_for("opencode")
+    log = tmp_path / "hooks.jsonl"
+    project(git_repo, "opencode", log)
+    synced(env, git_repo)
+    # nothing for opencode.json: OpenCode reads AGENTS.md and .opencode/ by itself
+    assert not (git_repo / "opencode.json").exists()
+
+    cli(
+        env, git_repo, "opencode", "run", "--format=json", f"--dir={git_repo}",
+        f"--model={STUB_MODEL['opencode']}", "--command", "review", "--", "main", "today",
+    )  # fmt: skip
+    # the agent's requests (not the title's): AGENTS.md with the rules, and the command's
+    # prompt as OpenCode substitutes it (the last $N takes the rest of the words)
+    agent = carrying(stub, RULE)
+    assert agent, "no request to the model carried the synced rules"
+    assert any(PERSONS in t for t in agent[0])
+    assert any("Review QUOKKA-main today now: main today." in t for t in agent[0])
+    seen = ran(log)
+    assert set(seen) == set(EVENTS)
+    assert seen["pre_tool"]["tool_name"] == "bash" and seen["pre_tool"]["cwd"] == str(git_repo)
+    assert "QUOKKA-main" in seen["prompt_submit"]["prompt"]
+
+    copy = git_repo / ".opencode" / "commands" / "review.md"
+    copy.write_text(copy.read_text() + "A hand edit.\n")
+    drifted = ecc(env, git_repo, "sync", "--check")
+    assert drifted.returncode == 1 and ".opencode/commands/review.md" in drifted.stderr
+    copy.unlink()  # and back: the copy ecc wrote, as the source gives it
+    ok(env, git_repo, "sync")
+
+    (git_repo / "rules" / "branches.md").unlink()
+    ok(env, git_repo, "sync")
+    assert RULE not in (git_repo / "AGENTS.md").read_text()
+    assert PERSONS in (git_repo / "AGENTS.md").read_text()
