@@ -1,9 +1,11 @@
 """``ecc sync`` for the Gemini CLI: the project's shared rules, commands and hooks in its files.
 
 Gemini CLI 0.61 reads every one of them only in a trusted folder (folder trust is on by
-default): the project's ``GEMINI.md``, its ``.gemini/commands`` and its ``.gemini/settings.json``.
-A person trusts the folder when Gemini asks on its first interactive start (or lists it in
-``~/.gemini/trustedFolders.json``); ``GEMINI_CLI_TRUST_WORKSPACE=true`` trusts it for one run.
+default; a headless run in an untrusted folder refuses to start): a person trusts it when Gemini
+asks on its first interactive start (or lists it in ``~/.gemini/trustedFolders.json``), and
+``GEMINI_CLI_TRUST_WORKSPACE=true`` trusts it for one run. ``--skip-trust`` (ecc's own sessions)
+trusts the folder only after the settings were loaded: such a run reads ``GEMINI.md`` and
+``.gemini/commands`` but not the hooks of ``.gemini/settings.json``.
 
 * **rules** (translated): ecc's ``rules`` section of ``GEMINI.md`` imports the shared
   instructions (``@AGENTS.md``: Gemini expands ``@path`` imports inside the project) and holds
@@ -49,6 +51,7 @@ TRUST_NOTE = (
     "Gemini CLI reads a project's {what} only in a trusted folder (trust it when Gemini asks,"
     " or list it in ~/.gemini/trustedFolders.json)"
 )
+HOOKS_SKIP_TRUST = "; a run with --skip-trust (ecc's sessions) does not read it"
 _POSITIONAL = re.compile(r"(?<!\\)\$[1-9](?!\w)")
 _INJECTION = re.compile(r"([!@])\{")
 POSITIONAL_LINE = (
@@ -112,7 +115,7 @@ def _commands(source: SyncSource) -> SurfacePlan:
 def _hooks(source: SyncSource) -> SurfacePlan:
     path = source.project_dir / ".gemini" / "settings.json"
     groups = hook_groups(source.hooks, EVENTS, every_tool=".*", milliseconds=True)
-    notes = [TRUST_NOTE.format(what=".gemini/settings.json (and its hooks)")]
+    notes = [TRUST_NOTE.format(what=".gemini/settings.json (and its hooks)") + HOOKS_SKIP_TRUST]
     notes += matcher_notes(source.hooks)
     if any(hook.event == "prompt_submit" for hook in source.hooks):
         notes.append(
