@@ -113,7 +113,7 @@ def status_command(session_ref: str, as_json: bool) -> None:
         *([("Approval", _approval_text(approval))] if approval else []),
         ("Task", session.task),
         ("Harness", session.harness),
-        ("Enforced", _enforced_text(session.enforced)),
+        ("Enforced", session.enforced_text),
         ("Profile", session.profile_name or "-"),
         ("Directory", session.working_dir),
         (
@@ -197,12 +197,6 @@ def _approval_text(approval: dict[str, Any]) -> str:
         f"until {approval['expires_at']}) - answer: ecc approve {approval['id']} | "
         f"ecc deny {approval['id']} [--reason TEXT]"
     )
-
-
-def _enforced_text(enforced: bool | None) -> str:
-    if enforced is None:
-        return "-"
-    return "yes (ecc's hook, risk.enforce)" if enforced else "no"
 
 
 def _exit_text(session: Any) -> str:

@@ -191,6 +191,13 @@ class Session:
             return WAITING
         return self.state.value
 
+    @property
+    def enforced_text(self) -> str:
+        """``enforced`` for people: what every view shows."""
+        if self.enforced is None:
+            return "-"
+        return "yes (ecc's hook, risk.enforce)" if self.enforced else "no"
+
     @classmethod
     def from_row(cls, row: dict[str, Any]) -> Session:
         data = dict(row)

@@ -390,6 +390,7 @@ def details_text(session: Session, conversation: list[dict[str, Any]] | None = N
         ),
         ("Task", session.task),
         ("Harness", session.harness),
+        ("Enforced", session.enforced_text),
         ("Profile", session.profile_name or "-"),
         ("Directory", session.working_dir),
         (
@@ -404,6 +405,7 @@ def details_text(session: Session, conversation: list[dict[str, Any]] | None = N
             if session.base_commit
             else "-",
         ),
+        ("PR", session.pr_url or "-"),
         ("Exit", _exit_text(session)),
         ("Tokens", f"{session.input_tokens} in, {session.output_tokens} out"),
         ("Cost", f"${session.cost_usd:.4f}"),

@@ -144,3 +144,18 @@ def test_session_cells_are_coloured_by_the_session_budget(store, sessions):
     assert cells["cost"].plain == "$1.50"
     assert cells["cost"].style == "bold white on red"  # over its own budget
     assert cells["tokens"].style == ""  # no token budget configured
+
+
+def test_details_show_enforcement_and_the_pull_request() -> None:
+    from ecc.store.models import Session, State
+    from ecc.tui.data import details_text
+
+    session = Session(
+        id="abc", task="t", harness="claude", state=State.COMPLETED, enforced=True,
+        pr_url="https://github.com/acme/app/pull/7",
+    )  # fmt: skip
+    text = details_text(session).plain
+    assert "Enforced:  yes (ecc's hook, risk.enforce)" in text
+    assert "PR:        https://github.com/acme/app/pull/7" in text
+    session.enforced = None
+    assert "Enforced:  -" in details_text(session).plain
