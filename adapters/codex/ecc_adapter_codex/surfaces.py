@@ -53,7 +53,7 @@ def _rules(source: SyncSource) -> SurfacePlan:
         return SurfacePlan("native")
     plan = SurfacePlan("native", [SurfaceFile(source.project_dir / "AGENTS.md", section=body)])
     agents_is_source = source.instructions_path == source.project_dir / "AGENTS.md"
-    size = len(body.encode("utf-8"))
+    size = len(body.encode("utf-8")) + len((agents_md_commands(source) or "").encode("utf-8"))
     if agents_is_source:
         size += len(source.instructions.encode("utf-8"))
     if size > PROJECT_DOC_MAX_BYTES:

@@ -194,3 +194,10 @@ def test_a_file_in_sync_is_left_byte_for_byte_whatever_came_after_the_sync(
     data["hooks"]["PostToolUse"].append(mine)  # after the synced entry of that event
     later = json.dumps(data, indent=2) + "\n"
     assert merge(later) == later
+
+
+def test_the_size_note_counts_the_commands_section_too(tmp_path: Path) -> None:
+    """Both sections land in the same AGENTS.md, which codex reads up to its limit."""
+    big = SyncCommand("big", "y" * 40_000 + "\n", "A long prompt")
+    notes = plan("rules", source(tmp_path, commands=(big,))).notes
+    assert any("project_doc_max_bytes" in note for note in notes)

@@ -155,7 +155,7 @@ def hooks_module(source: SyncSource) -> str:
         for hook in source.hooks
     ]
     return HOOKS_TEMPLATE.format(
-        hooks=json.dumps(hooks, indent=2, ensure_ascii=False), names=json.dumps(PAYLOAD_EVENTS)
+        hooks=json.dumps(hooks, indent=2), names=json.dumps(PAYLOAD_EVENTS)
     )
 
 
