@@ -110,6 +110,15 @@ def instructions_import(source: SyncSource) -> str | None:
     return "@" + (relative if relative[0].isalpha() else "./" + relative)
 
 
+def instructions_reference(source: SyncSource, target: Path) -> str:
+    """What a context file ``target`` says of the shared instructions: their import line, their
+    text when no import can name them, or "" when there are none or ``target`` is that file."""
+    if source.instructions_path == target:
+        return ""
+    line = instructions_import(source)
+    return line if line is not None else source.instructions.strip()
+
+
 def toml_string(text: str) -> str:
     """``text`` as a TOML multi-line basic string, exactly (``tomllib.loads`` gives it back)."""
     escaped = []

@@ -24,7 +24,7 @@ from ecc.adapterkit.surfaces import (
     front_matter,
     hook_groups,
     hooks_table_merge,
-    instructions_import,
+    instructions_reference,
     matcher_notes,
 )
 from ecc.contract.hookspecs import hookimpl
@@ -53,10 +53,10 @@ MATCHER_NOTE = (
 
 def _rules(source: SyncSource) -> SurfacePlan:
     files = []
-    line = instructions_import(source)
-    text = line if line is not None else source.instructions.strip()
+    claude_md = source.project_dir / "CLAUDE.md"
+    text = instructions_reference(source, claude_md)
     if text:
-        files.append(SurfaceFile(source.project_dir / "CLAUDE.md", section=text + "\n"))
+        files.append(SurfaceFile(claude_md, section=text + "\n"))
     folder = source.project_dir / ".claude" / "rules"
     for rule in source.rules:
         content = front_matter({"description": rule.description}) + rule.text

@@ -244,3 +244,9 @@ def test_a_matcher_on_a_session_event_is_noted_not_written(tmp_path: Path) -> No
     data = json.loads(settings_of(result, tmp_path, None))
     assert "matcher" not in data["hooks"]["SessionEnd"][0]
     assert any("matcher" in note for note in result.notes)
+
+
+def test_claude_md_as_the_shared_instructions_is_not_imported_into_itself(tmp_path: Path) -> None:
+    src = source(tmp_path, instructions_path=tmp_path / "CLAUDE.md")
+    paths = [f.path for f in plan("rules", src).files]
+    assert tmp_path / "CLAUDE.md" not in paths and len(paths) == 2

@@ -31,7 +31,7 @@ import re
 from ecc.adapterkit.surfaces import (
     hook_groups,
     hooks_table_merge,
-    instructions_import,
+    instructions_reference,
     matcher_notes,
     toml_string,
 )
@@ -61,12 +61,9 @@ POSITIONAL_LINE = (
 
 
 def _rules(source: SyncSource) -> SurfacePlan:
-    parts = []
-    line = instructions_import(source)
-    if line is not None:
-        parts.append(line)
-    elif source.instructions.strip():
-        parts.append(source.instructions.strip())
+    gemini_md = source.project_dir / "GEMINI.md"
+    instructions = instructions_reference(source, gemini_md)
+    parts = [instructions] if instructions else []
     for rule in source.rules:
         heading = f"## {rule.name}: {rule.description}" if rule.description else f"## {rule.name}"
         parts.append(f"{heading}\n\n{rule.text.strip()}")
@@ -74,9 +71,7 @@ def _rules(source: SyncSource) -> SurfacePlan:
     if not parts:
         return SurfacePlan("translated", [], notes)
     section = "\n\n".join(parts) + "\n"
-    return SurfacePlan(
-        "translated", [SurfaceFile(source.project_dir / "GEMINI.md", section=section)], notes
-    )
+    return SurfacePlan("translated", [SurfaceFile(gemini_md, section=section)], notes)
 
 
 def _prompt(command: SyncCommand, notes: list[str]) -> str:

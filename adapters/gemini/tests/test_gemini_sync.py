@@ -217,3 +217,10 @@ def test_a_settings_file_that_is_not_an_object_is_refused(tmp_path: Path) -> Non
     with pytest.raises(EccError, match=r"settings\.json"):
         merge("[]")
     assert merge(None) and json.loads(merge(""))["hooks"]
+
+
+def test_gemini_md_as_the_shared_instructions_is_not_imported_into_itself(tmp_path: Path) -> None:
+    src = source(tmp_path, instructions_path=tmp_path / "GEMINI.md")
+    [file] = plan("rules", src).files
+    assert file.section is not None and "@" not in file.section
+    assert "Be kind to the tests." not in file.section and "Use black." in file.section
