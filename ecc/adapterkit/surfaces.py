@@ -13,7 +13,6 @@ for the Claude-style ``hooks`` table Claude Code, Gemini CLI and codex share.
 from __future__ import annotations
 
 import json
-import re
 
 from ecc.contract.errors import EccError
 
@@ -23,7 +22,7 @@ if TYPE_CHECKING:
     from pathlib import Path
     from typing import Any
 
-    from ecc.contract.types import SyncHook, SyncSource
+    from ecc.contract.types import SurfaceFile, SyncHook, SyncSource
 
 SYNC_MARK = " # ecc-sync"  # a shell comment: the command runs the same with it
 PLACEHOLDERS = (
@@ -44,10 +43,11 @@ def _shared_instructions(source: SyncSource) -> str:
     return source.instructions.strip()
 
 
-def agents_md_rules(source: SyncSource) -> str | None:
+def agents_md_rules(source: SyncSource, with_instructions: bool = True) -> str | None:
     """ecc's ``rules`` section of ``AGENTS.md``: the shared instructions (when another file
-    holds them) and every rule, or None when there is nothing to add to ``AGENTS.md``."""
-    instructions = _shared_instructions(source)
+    holds them, unless ``with_instructions`` is false) and every rule, or None when there is
+    nothing to add."""
+    instructions = _shared_instructions(source) if with_instructions else ""
     if not instructions and not source.rules:
         return None
     parts = [
@@ -91,32 +91,31 @@ def front_matter(fields: dict[str, str]) -> str:
 
 # -- imports and TOML (Claude Code and Gemini CLI) -----------------------------------------------
 
-_IMPORTABLE = re.compile(r"[A-Za-z0-9._/-]+")
 
+def imported_rules(source: SyncSource, context_file: Path) -> list[SurfaceFile]:
+    """The rules of a harness that reads ``AGENTS.md`` only through an ``@AGENTS.md`` import in
+    its own context file (``CLAUDE.md``, ``GEMINI.md``: both expand ``@path`` imports).
 
-def instructions_import(source: SyncSource) -> str | None:
-    """``@PATH`` that imports the shared instructions file into a context file at the project's
-    root (``CLAUDE.md``, ``GEMINI.md``: both expand ``@path`` imports), or None when there is no
-    such file or its path is one an import line cannot name (a space, ``#``, ``@``)."""
-    path = source.instructions_path
-    if path is None or not source.instructions.strip():
-        return None
-    try:
-        relative = path.relative_to(source.project_dir).as_posix()
-    except ValueError:
-        return None
-    if not _IMPORTABLE.fullmatch(relative) or ".." in relative.split("/"):
-        return None
-    return "@" + (relative if relative[0].isalpha() else "./" + relative)
+    ``AGENTS.md`` is the one rendering of the rules every harness reads: ecc's ``rules``
+    section there (:func:`agents_md_rules`, the same section codex and OpenCode give) and, in
+    ``context_file``, a section holding only the import. Copying the rules into the context file
+    too would make such a harness read each twice whenever a harness reading ``AGENTS.md``
+    itself is synced beside it, and a plan cannot know the others.
+    """
+    from ecc.contract.types import SurfaceFile
 
-
-def instructions_reference(source: SyncSource, target: Path) -> str:
-    """What a context file ``target`` says of the shared instructions: their import line, their
-    text when no import can name them, or "" when there are none or ``target`` is that file."""
-    if source.instructions_path == target:
-        return ""
-    line = instructions_import(source)
-    return line if line is not None else source.instructions.strip()
+    agents_md = source.project_dir / "AGENTS.md"
+    files = []
+    rules = agents_md_rules(source)
+    if rules is not None:
+        files.append(SurfaceFile(agents_md, section=rules))
+    if source.instructions_path == context_file:  # read as is: only the rules are new to it
+        own = agents_md_rules(source, with_instructions=False)
+        return files + ([SurfaceFile(context_file, section=own)] if own else [])
+    agents_is_source = source.instructions_path == agents_md and source.instructions.strip()
+    if rules is not None or agents_is_source:
+        files.append(SurfaceFile(context_file, section="@AGENTS.md\n"))
+    return files
 
 
 def toml_string(text: str) -> str:

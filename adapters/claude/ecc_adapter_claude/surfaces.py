@@ -1,10 +1,9 @@
 """``ecc sync`` for Claude Code: the project's shared rules, commands and hooks in its own files.
 
-* **rules** (native): Claude Code 2.1 reads ``CLAUDE.md`` and expands its ``@path`` imports, so
-  ecc's ``rules`` section of ``CLAUDE.md`` is one import of the shared instructions
-  (``@AGENTS.md``; Claude Code does not read ``AGENTS.md`` by itself). Each rule is a copy in
-  ``.claude/rules/NAME.md``: Claude Code loads every rule there without ``paths`` front matter
-  into every session.
+* **rules** (translated): Claude Code 2.1 reads ``CLAUDE.md`` and expands its ``@path`` imports
+  (it does not read ``AGENTS.md`` by itself): the rules are ecc's section of ``AGENTS.md``, the
+  one rendering every harness reads, and ecc's section of ``CLAUDE.md`` is ``@AGENTS.md``
+  (:func:`ecc.adapterkit.surfaces.imported_rules`).
 * **commands** (native): ``.claude/commands/NAME.md`` with ``description`` and
   ``argument-hint`` front matter, run as ``/NAME ARGS``. ``$ARGUMENTS`` is Claude's own; the
   source's ``$1``…``$9`` (its first to ninth words) are written ``$ARGUMENTS[0]``…, since Claude
@@ -24,7 +23,7 @@ from ecc.adapterkit.surfaces import (
     front_matter,
     hook_groups,
     hooks_table_merge,
-    instructions_reference,
+    imported_rules,
     matcher_notes,
 )
 from ecc.contract.hookspecs import hookimpl
@@ -52,16 +51,7 @@ MATCHER_NOTE = (
 
 
 def _rules(source: SyncSource) -> SurfacePlan:
-    files = []
-    claude_md = source.project_dir / "CLAUDE.md"
-    text = instructions_reference(source, claude_md)
-    if text:
-        files.append(SurfaceFile(claude_md, section=text + "\n"))
-    folder = source.project_dir / ".claude" / "rules"
-    for rule in source.rules:
-        content = front_matter({"description": rule.description}) + rule.text
-        files.append(SurfaceFile(folder / f"{rule.name}.md", content=content))
-    return SurfacePlan("native", files)
+    return SurfacePlan("translated", imported_rules(source, source.project_dir / "CLAUDE.md"))
 
 
 def _commands(source: SyncSource) -> SurfacePlan:

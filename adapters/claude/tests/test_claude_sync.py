@@ -1,7 +1,7 @@
 """``ecc sync`` for Claude Code: the plans of the rules, commands and hooks surfaces.
 
-Claude Code 2.1 reads ``CLAUDE.md`` (with ``@path`` imports) and every ``.claude/rules/*.md``
-without ``paths`` front matter, ``.claude/commands/NAME.md`` as ``/NAME``, and the ``hooks``
+Claude Code 2.1 reads ``CLAUDE.md`` (with ``@path`` imports: the rules are ecc's section of
+``AGENTS.md``, imported), ``.claude/commands/NAME.md`` as ``/NAME``, and the ``hooks``
 table of ``.claude/settings.json``; the merge of that file keeps everything a sync did not write,
 ecc's own risk hook and a person's own hooks among them.
 """
@@ -57,46 +57,41 @@ def test_the_core_calls_it_for_claude() -> None:
 # -- rules ------------------------------------------------------------------------------------
 
 
-def test_rules_import_the_instructions_into_claude_md_and_copy_each_rule(tmp_path: Path) -> None:
-    result = plan("rules", source(tmp_path))
-    assert result.mode == "native"
+def test_rules_live_once_in_agents_md_which_claude_md_imports(tmp_path: Path) -> None:
+    """AGENTS.md holds the one rendering of the rules (the section codex and OpenCode give too),
+    so Claude Code, which reads it through ``@AGENTS.md``, reads each rule once however many
+    harnesses are synced."""
+    from ecc.adapterkit.surfaces import agents_md_rules
+
+    src = source(tmp_path)
+    result = plan("rules", src)
+    assert result.mode == "translated"
     by_path = {f.path: f for f in result.files}
-    assert set(by_path) == {
-        tmp_path / "CLAUDE.md",
-        tmp_path / ".claude" / "rules" / "style.md",
-        tmp_path / ".claude" / "rules" / "tests.md",
-    }
-    section = by_path[tmp_path / "CLAUDE.md"].section
-    assert section is not None and "@AGENTS.md" in section.splitlines()
-    assert "Be kind to the tests." not in section  # imported, not copied
-    style = by_path[tmp_path / ".claude" / "rules" / "style.md"]
-    assert style.content == "---\ndescription: House style\n---\nUse black.\n"
-    # no "paths" key: Claude Code loads the rule in every session, not only for some files
-    assert by_path[tmp_path / ".claude" / "rules" / "tests.md"].content == "Every fix has a test.\n"
+    assert set(by_path) == {tmp_path / "AGENTS.md", tmp_path / "CLAUDE.md"}
+    assert by_path[tmp_path / "CLAUDE.md"].section == "@AGENTS.md\n"
+    rules = by_path[tmp_path / "AGENTS.md"].section
+    assert rules == agents_md_rules(src)  # identical to codex's and OpenCode's: written once
+    assert rules is not None and "Use black." in rules and "Every fix has a test." in rules
+    assert "Be kind to the tests." not in rules  # AGENTS.md is the instructions: read as is
 
 
-def test_instructions_in_another_file_are_imported_from_there(tmp_path: Path) -> None:
-    src = source(tmp_path, instructions_path=tmp_path / "docs" / "AGENTS.md", rules=())
-    [file] = plan("rules", src).files
-    assert file.section is not None and "@docs/AGENTS.md" in file.section.splitlines()
+def test_instructions_in_another_file_go_into_agents_md_too(tmp_path: Path) -> None:
+    src = source(tmp_path, instructions_path=tmp_path / "docs" / "AI.md", rules=())
+    by_path = {f.path: f for f in plan("rules", src).files}
+    assert by_path[tmp_path / "CLAUDE.md"].section == "@AGENTS.md\n"
+    section = by_path[tmp_path / "AGENTS.md"].section
+    assert section is not None and "Be kind to the tests." in section
 
 
-def test_a_path_an_import_cannot_name_is_copied_instead(tmp_path: Path) -> None:
-    src = source(tmp_path, instructions_path=tmp_path / "my notes.md", rules=())
-    [file] = plan("rules", src).files
-    assert file.section is not None and "Be kind to the tests." in file.section
-    assert "@" not in file.section
-
-
-def test_no_instructions_gives_only_the_rule_copies(tmp_path: Path) -> None:
-    result = plan("rules", source(tmp_path, instructions="", instructions_path=None))
-    assert [f.path.name for f in result.files] == ["style.md", "tests.md"]
+def test_no_rules_and_no_instructions_give_no_file(tmp_path: Path) -> None:
+    result = plan("rules", source(tmp_path, instructions="", instructions_path=None, rules=()))
+    assert result.files == []
 
 
 def test_an_empty_source_names_the_modes(tmp_path: Path) -> None:
     """What the compliance matrix asks: the mode, with an empty source."""
     empty = SyncSource(project_dir=tmp_path)
-    assert plan("rules", empty).mode == "native" and plan("rules", empty).files == []
+    assert plan("rules", empty).mode == "translated" and plan("rules", empty).files == []
     assert plan("commands", empty).mode == "native" and plan("commands", empty).files == []
     assert plan("hooks", empty).mode == "native"
     assert claude.ecc_sync_surface("claude", "skills", empty) is None
@@ -247,6 +242,12 @@ def test_a_matcher_on_a_session_event_is_noted_not_written(tmp_path: Path) -> No
 
 
 def test_claude_md_as_the_shared_instructions_is_not_imported_into_itself(tmp_path: Path) -> None:
+    """Claude Code reads CLAUDE.md as it is: its section adds only the rules, no import of
+    AGENTS.md (whose section, for the other harnesses, also carries the instructions)."""
     src = source(tmp_path, instructions_path=tmp_path / "CLAUDE.md")
-    paths = [f.path for f in plan("rules", src).files]
-    assert tmp_path / "CLAUDE.md" not in paths and len(paths) == 2
+    by_path = {f.path: f for f in plan("rules", src).files}
+    own = by_path[tmp_path / "CLAUDE.md"].section
+    assert own is not None and "@AGENTS.md" not in own and "Use black." in own
+    assert "Be kind to the tests." not in own
+    shared = by_path[tmp_path / "AGENTS.md"].section
+    assert shared is not None and "Be kind to the tests." in shared

@@ -7,11 +7,11 @@ asks on its first interactive start (or lists it in ``~/.gemini/trustedFolders.j
 trusts the folder only after the settings were loaded: such a run reads ``GEMINI.md`` and
 ``.gemini/commands`` but not the hooks of ``.gemini/settings.json``.
 
-* **rules** (translated): ecc's ``rules`` section of ``GEMINI.md`` imports the shared
-  instructions (``@AGENTS.md``: Gemini expands ``@path`` imports inside the project) and holds
-  every rule's text, since Gemini has no rules folder. ``context.fileName`` would also name
-  ``AGENTS.md``, but only through the workspace settings, which a run with ``--skip-trust``
-  (ecc's own sessions) does not read, while it does read ``GEMINI.md``.
+* **rules** (translated): ecc's section of ``GEMINI.md`` imports ``@AGENTS.md`` (Gemini expands
+  ``@path`` imports inside the project), whose ecc section holds the rules, the one rendering
+  every harness reads (:func:`ecc.adapterkit.surfaces.imported_rules`). ``context.fileName``
+  would also name ``AGENTS.md``, but only through the workspace settings, which a run with
+  ``--skip-trust`` (ecc's own sessions) does not read, while it does read ``GEMINI.md``.
 * **commands** (translated): ``.gemini/commands/NAME.toml`` with ``description`` and ``prompt``;
   ``$ARGUMENTS`` becomes ``{{args}}``. Gemini has no positional words: a prompt using ``$1``…
   ``$9`` keeps them and says which words of ``{{args}}`` they are. ``!{...}`` (run a shell
@@ -31,7 +31,7 @@ import re
 from ecc.adapterkit.surfaces import (
     hook_groups,
     hooks_table_merge,
-    instructions_reference,
+    imported_rules,
     matcher_notes,
     toml_string,
 )
@@ -61,17 +61,8 @@ POSITIONAL_LINE = (
 
 
 def _rules(source: SyncSource) -> SurfacePlan:
-    gemini_md = source.project_dir / "GEMINI.md"
-    instructions = instructions_reference(source, gemini_md)
-    parts = [instructions] if instructions else []
-    for rule in source.rules:
-        heading = f"## {rule.name}: {rule.description}" if rule.description else f"## {rule.name}"
-        parts.append(f"{heading}\n\n{rule.text.strip()}")
-    notes = [TRUST_NOTE.format(what="GEMINI.md")]
-    if not parts:
-        return SurfacePlan("translated", [], notes)
-    section = "\n\n".join(parts) + "\n"
-    return SurfacePlan("translated", [SurfaceFile(gemini_md, section=section)], notes)
+    files = imported_rules(source, source.project_dir / "GEMINI.md")
+    return SurfacePlan("translated", files, [TRUST_NOTE.format(what="GEMINI.md")])
 
 
 def _prompt(command: SyncCommand, notes: list[str]) -> str:

@@ -1,0 +1,32 @@
+"""``ecc sync`` with the four first-party adapters together: each harness reads each rule once.
+
+Codex and OpenCode read ``AGENTS.md``; Claude Code and Gemini CLI read it through an
+``@AGENTS.md`` import. The rules are rendered once, into ecc's section of ``AGENTS.md``, so no
+harness gets a rule twice however many of them a project syncs.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.conftest import run_ecc
+
+
+def test_four_harnesses_share_one_rendering_of_the_rules(git_repo: Path) -> None:
+    (git_repo / "AGENTS.md").write_text("# Project\n\nBe kind to the tests.\n")
+    (git_repo / "rules").mkdir()
+    rule = "---\ndescription: House style\n---\nUse QUOKKA.\n"
+    (git_repo / "rules" / "style.md").write_text(rule)
+    (git_repo / ".ecc").mkdir()
+    (git_repo / ".ecc" / "config.toml").write_text(
+        '[sync]\nharnesses = ["claude", "codex", "gemini", "opencode"]\n'
+    )
+    done = run_ecc("sync", cwd=git_repo)
+    assert done.returncode == 0, done.stderr
+    agents = (git_repo / "AGENTS.md").read_text()
+    assert agents.count("Use QUOKKA.") == 1 and agents.startswith("# Project\n")
+    for context in ("CLAUDE.md", "GEMINI.md"):
+        text = (git_repo / context).read_text()
+        assert "@AGENTS.md" in text.splitlines() and "QUOKKA" not in text
+    assert not (git_repo / ".claude" / "rules").exists()
+    assert run_ecc("sync", "--check", cwd=git_repo).returncode == 0
