@@ -265,9 +265,10 @@ class SyncRule:
 class SyncCommand:
     """One reusable prompt of the shared source: ``commands/NAME.md``.
 
-    ``body`` uses Claude Code's placeholders, the source syntax: ``$ARGUMENTS`` (everything the
-    user typed after the command) and ``$1``…``$9`` (its words); an adapter translates them to
-    its harness's syntax or says why it cannot.
+    ``body`` uses the source syntax: ``$ARGUMENTS`` (everything the user typed after the
+    command) and ``$1``…``$9`` (its first to ninth words, counted from 1 as in a shell; Claude
+    Code 2.1 itself counts from ``$0``); an adapter translates them to its harness's syntax or
+    says why it cannot.
     """
 
     name: str
