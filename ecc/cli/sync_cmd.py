@@ -60,7 +60,7 @@ def _untrusted_hooks(project: Path) -> list[dict[str, Any]] | None:
         raise EccError(f"{path}: [[sync.hooks]] {first['msg']}") from None
 
 
-def _print(report: Any, as_json: bool) -> None:
+def _print(report: Any, as_json: bool, verbose: bool = False) -> None:
     changes = report.outcome.changes
     if as_json:
         files = [
@@ -91,10 +91,15 @@ def _print(report: Any, as_json: bool) -> None:
             _diff(change.diff())
         for item in report.installed:
             _diff(item.diff)
+    # how each harness carries each surface, and what it loses: when something changes (or
+    # is asked for), not on every check and every run that finds nothing to do
+    quiet = not verbose and (report.mode == "check" or report.up_to_date)
     for name in report.plan.harnesses:
         rows = [row for row in report.plan.rows if row.harness == name]
         if not rows:
             say(f"{name}: unsupported (its adapter gives no sync plan)")
+            continue
+        if quiet:
             continue
         say(f"{name}: " + ", ".join(f"{row.surface} {row.mode}" for row in rows))
         for note in dict.fromkeys(note for row in rows for note in row.notes):
@@ -130,9 +135,17 @@ def _diff(text: str) -> None:
 @click.option(
     "--force", is_flag=True, help="Overwrite files ecc does not own or that were changed by hand."
 )
+@click.option(
+    "-v", "--verbose", is_flag=True, help="Show each harness's modes and notes on every run."
+)
 @json_option
 def sync_command(
-    check: bool, dry_run: bool, given: tuple[str, ...], force: bool, as_json: bool
+    check: bool,
+    dry_run: bool,
+    given: tuple[str, ...],
+    force: bool,
+    verbose: bool,
+    as_json: bool,
 ) -> None:
     """Write the shared source (instructions, rules/, commands/, [[sync.hooks]], skills, MCP)
     into each harness's own files, and record what was written in .ecc/sync-state.json.
@@ -166,7 +179,7 @@ def sync_command(
         force=force,
         untrusted_hooks=untrusted,
     )
-    _print(report, as_json)
+    _print(report, as_json, verbose)
     if check:
         drifted = [c.relative for c in report.outcome.changes]
         drifted += [path for item in report.installed for path in item.files]

@@ -30,3 +30,15 @@ def test_four_harnesses_share_one_rendering_of_the_rules(git_repo: Path) -> None
         assert "@AGENTS.md" in text.splitlines() and "QUOKKA" not in text
     assert not (git_repo / ".claude" / "rules").exists()
     assert run_ecc("sync", "--check", cwd=git_repo).returncode == 0
+
+
+def test_a_sync_with_nothing_to_do_says_only_that(git_repo: Path) -> None:
+    (git_repo / "AGENTS.md").write_text("# Project\n")
+    (git_repo / ".ecc").mkdir()
+    (git_repo / ".ecc" / "config.toml").write_text('[sync]\nharnesses = ["claude", "gemini"]\n')
+    first = run_ecc("sync", cwd=git_repo)
+    assert "gemini: rules translated" in first.stdout  # what was written, and how
+    again = run_ecc("sync", cwd=git_repo)
+    assert again.stdout == "up to date: nothing to write\n"
+    assert run_ecc("sync", "--check", cwd=git_repo).stdout == "in sync: claude, gemini\n"
+    assert "gemini: rules translated" in run_ecc("sync", "-v", cwd=git_repo).stdout
