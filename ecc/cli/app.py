@@ -54,6 +54,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "notify": ("ecc.cli.notify_cmd", "notify_group", "Test and inspect notifications."),
     "budget": ("ecc.cli.budget_cmd", "budget_command", "Token and cost use against budgets."),
     "remote": ("ecc.cli.remote_cmd", "remote_group", "Serve or use the HTTP API for sessions."),
+    "web": ("ecc.cli.web_cmd", "web_command", "Watch and answer sessions in a browser."),
     "dashboard": (
         "ecc.cli.dashboard_cmd",
         "dashboard_command",
@@ -141,6 +142,13 @@ class LazyGroup(click.Group):
             raise CliError(exc.message, exc.exit_code) from None
 
 
+def _set_dry_run(ctx: click.Context, param: click.Parameter, value: bool) -> None:
+    if value:
+        import os
+
+        os.environ["ECC_DRY_RUN"] = "1"
+
+
 def _apply_overrides(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> None:
     if values:
         from ecc.runtime.config import model as config
@@ -164,6 +172,13 @@ def _apply_overrides(ctx: click.Context, param: click.Parameter, values: tuple[s
     expose_value=False,
     callback=_apply_overrides,
     help="Override a config value for this run (the last, highest layer). Repeatable.",
+)
+@click.option(
+    "--dry-run",
+    is_flag=True,
+    expose_value=False,
+    callback=_set_dry_run,
+    help="Refuse to write (sets ECC_DRY_RUN=1 for the command, as the reference's router does).",
 )
 @click.pass_context
 def cli(ctx: click.Context) -> None:

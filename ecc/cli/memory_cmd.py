@@ -12,6 +12,7 @@ from typing import Any
 import click
 
 from ecc.cli import options as declared
+from ecc.cli.fast.search import argv_text
 from ecc.cli.options import click_options
 from ecc.contract.errors import EccError
 
@@ -55,14 +56,48 @@ Safety:
 )
 
 
+def check_option_values(args: list[str], value_options: set[str]) -> None:
+    """Refuse a value option whose value is missing or starts with ``--``, as the reference does
+    (``save --title --json`` is not a memory titled ``--json``; nor is a title ``-----BEGIN``)."""
+    index = 0
+    while index < len(args):
+        word = args[index]
+        index += 1
+        if word == "--":
+            return  # the rest are words (ecc's end of options)
+        if word in value_options:
+            if index >= len(args) or args[index].startswith("--"):
+                raise EccError(f"{word} requires a value.")
+            index += 1
+
+
 class MemoryCommand(click.Command):
-    """Reports unknown options as the reference does (``Unknown option: --trust``)."""
+    """Reads options as the reference does: ``Unknown option: --trust``, ``--title requires a
+    value.`` for a value that looks like an option, U+FFFD for argv bytes that are not UTF-8."""
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        value_options = {
+            flag
+            for param in self.params
+            if isinstance(param, click.Option) and not param.is_flag
+            for flag in param.opts
+        }
+        check_option_values(args, value_options)
+        words = []
+        for index, word in enumerate(args):
+            raw = index > 0 and args[index - 1] == "--body-file"  # a path: its bytes as they are
+            words.append(word if raw or word.startswith("--body-file=") else argv_text(word))
         try:
-            return super().parse_args(ctx, args)
+            return super().parse_args(ctx, words)
         except click.NoSuchOption as exc:
             raise click.UsageError(f"Unknown option: {exc.option_name}", ctx) from None
+
+
+class HelpCommand(MemoryCommand):
+    """``ecc memory help [anything]``: the usage, as the reference prints it."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        return []
 
 
 class MemoryGroup(click.Group):
@@ -73,7 +108,7 @@ class MemoryGroup(click.Group):
         formatter.write("\nCommands:\n")
         for name in self.list_commands(ctx):
             command = self.get_command(ctx, name)
-            if command is not None:
+            if command is not None and not command.hidden:
                 formatter.write(f"  {name:<10} {command.get_short_help_str(limit=70)}\n")
 
 
@@ -93,10 +128,26 @@ json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON i
 scope_option = click_options((declared.SCOPE,))
 
 
-@click.group("memory", cls=MemoryGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(
+    "memory",
+    cls=MemoryGroup,
+    invoke_without_command=True,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
 @dry_run_option
-def memory_group() -> None:
+@click.pass_context
+def memory_group(ctx: click.Context) -> None:
     """Recall, save and hand off portable memory (ecc.memory.v1)."""
+    if ctx.invoked_subcommand is None:  # `ecc memory` alone: the usage, exit 0 (the reference's)
+        click.echo(ctx.get_help())
+
+
+@memory_group.command("help", cls=HelpCommand, hidden=True)
+@click.pass_context
+def help_command(ctx: click.Context) -> None:
+    """Print the usage."""
+    assert ctx.parent is not None
+    click.echo(ctx.parent.get_help())
 
 
 # -- helpers ------------------------------------------------------------------------------------

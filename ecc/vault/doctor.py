@@ -16,7 +16,7 @@ def diagnose(service: VaultService, *, scopes: Any, target_harness: Any) -> dict
     """``VaultService.doctor``: the vault's problems, in load order, each list bounded."""
     load = service.load(validate_scopes(scopes))
     try:
-        harness = as_slug(target_harness, "target harness") if target_harness is not None else None
+        harness = as_slug(target_harness, "target harness") if target_harness else None
         params: dict[str, Any] = {}
         visible = visibility_clause(harness, params)
         entries: list[tuple[str, str, list[str]]] = []  # (vault path, id, links) load order

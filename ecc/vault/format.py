@@ -168,9 +168,12 @@ def as_array(value: Any, label: str, max_items: int, item: Callable[[Any], str])
         raise MemoryFormatError(f"{label} must be an array.")
     if len(value) > max_items:
         raise MemoryFormatError(f"{label} has too many values (maximum {max_items}).")
-    normalized = [item(entry) for entry in value]
-    if len(set(normalized)) != len(normalized):
-        raise MemoryFormatError(f"{label} must not contain duplicate values.")
+    normalized: list[str] = []
+    for entry in value:  # in turn, as the reference: a repeat is reported before a later bad one
+        text = item(entry)
+        if text in normalized:
+            raise MemoryFormatError(f"{label} must not contain duplicate values.")
+        normalized.append(text)
     return normalized
 
 
@@ -215,15 +218,12 @@ def normalize_memory(value: Any) -> dict[str, Any]:
     if not isinstance(value, Mapping):
         raise MemoryFormatError("memory must be an object.")
     targets = value.get("targetHarnesses")
-    if not isinstance(targets, list):
-        raise MemoryFormatError("target harnesses must be an array.")
-    if len(targets) > MAX_TARGET_HARNESSES:
-        raise MemoryFormatError(
-            f"target harnesses has too many values (maximum {MAX_TARGET_HARNESSES})."
-        )
-    target_list = [as_slug(entry, "target harness") for entry in targets]
-    if len(set(target_list)) != len(target_list):
-        raise MemoryFormatError("target harnesses must not contain duplicate values.")
+    target_list = as_array(
+        targets,
+        "target harnesses",
+        MAX_TARGET_HARNESSES,
+        lambda entry: as_slug(entry, "target harness"),
+    )
     if not target_list:
         raise MemoryFormatError('target harnesses must contain at least one harness or "all".')
     if value.get("schema") != MEMORY_SCHEMA_VERSION:

@@ -20,7 +20,7 @@ def read_memory(
 ) -> dict[str, Any]:
     """``VaultService.read``: a missing or duplicated ID is an error."""
     wanted = as_memory_id(memory_id)
-    harness = as_slug(target_harness, "target harness") if target_harness is not None else None
+    harness = as_slug(target_harness, "target harness") if target_harness else None
     load = service.load(validate_scopes(scopes))
     try:
         params: dict[str, Any] = {"id": wanted, "d": f"\n{wanted}\n"}

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from ecc.contract.errors import EccError
-from ecc.vault.format import MEMORY_SCOPES, js_trim
+from ecc.vault.format import MEMORY_SCOPES, as_non_empty_string
 from ecc.vault.safefs import canonical_nearest_existing
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing on the hot path
@@ -97,9 +97,8 @@ def _override(env: Mapping[str, str], name: str, cwd: Path) -> Path | None:
     raw = env.get(name)
     if raw is None or raw == "":
         return None
-    trimmed = js_trim(raw)
-    if not trimmed or len(trimmed) > MAX_ROOT_OVERRIDE_CHARS or "\x00" in trimmed:
-        raise EccError("memory root override must be a non-empty string.")
+    # the reference's string rule: trimmed, at most 4096 UTF-16 units, no control/bidi character
+    trimmed = as_non_empty_string(raw, "memory root override", MAX_ROOT_OVERRIDE_CHARS)
     return Path(os.path.abspath(os.path.join(cwd, trimmed)))
 
 

@@ -140,7 +140,8 @@ def search_memories(
         )
     if trust is not None:
         as_enum(trust, "memory trust", MEMORY_TRUST_STATES)  # the only state: no filter
-    harness = as_slug(target_harness, "target harness") if target_harness is not None else None
+    # an empty harness is no filter, as in the reference (`--target-harness ''`)
+    harness = as_slug(target_harness, "target harness") if target_harness else None
     count = normalize_limit(limit)
     requested = validate_scopes(scopes)
     load = service.load(requested)

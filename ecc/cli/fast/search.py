@@ -22,11 +22,19 @@ if TYPE_CHECKING:
     from typing import Any
 
 
+def argv_text(value: str) -> str:
+    """A command-line word as the reference reads it: bytes that are not UTF-8 (which Python
+    keeps as escapes) become U+FFFD, one for each bad sequence, as Node decodes its argv."""
+    if value.isascii():
+        return value
+    return value.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+
+
 def parse(args: list[str]) -> dict[str, Any] | None:
     """The search options of a plain command line, or ``None`` when click must handle it."""
     from ecc.cli.options import SEARCH, parse
 
-    return parse(SEARCH, args, rest="query")
+    return parse(SEARCH, [argv_text(arg) for arg in args], rest="query")
 
 
 def render(result: dict[str, Any]) -> Iterator[str]:
