@@ -155,8 +155,9 @@ def hook_groups(
         timeout = hook.timeout_secs * 1000 if milliseconds else hook.timeout_secs
         handler = {"type": "command", "command": hook.command + SYNC_MARK, "timeout": timeout}
         group: dict[str, Any] = {"hooks": [handler]}
-        if hook.event in TOOL_EVENTS:
-            group = {"matcher": hook.matcher or every_tool, **group}
+        matcher = hook.matcher or every_tool  # "" (codex): no matcher is every tool
+        if hook.event in TOOL_EVENTS and matcher:
+            group = {"matcher": matcher, **group}
         groups.append((events[hook.event], group))
     return groups
 
@@ -176,19 +177,26 @@ def hooks_table_merge(
 ) -> Callable[[str | None], str]:
     """The merge of a JSON settings file's ``hooks`` table (``{EVENT: [{"matcher", "hooks":
     [...]}]}``): every handler an earlier sync wrote (its command ends with :data:`SYNC_MARK`)
-    is replaced by ``groups``; everything else (ecc's risk hook, a person's hooks, every other
-    setting) stays. A file whose settings come out unchanged keeps its text; one left empty is
-    ``""`` (no file)."""
+    is replaced by ``groups``, in its place (at the end of its event when it had none);
+    everything else (ecc's risk hook, a person's hooks, every other setting) stays where it was.
+    So a file already in sync, ``ecc hooks install`` having added the risk hook after a sync's
+    entries, comes back unchanged: a file whose settings come out equal keeps its text, and one
+    left empty is ``""`` (no file)."""
+    ours: dict[str, list[dict[str, Any]]] = {}
+    for event, group in groups:
+        ours.setdefault(event, []).append(group)
 
     def merge(current: str | None) -> str:
         data = _settings(current, where)
         table = data.setdefault("hooks", {})
-        for event in list(table):
-            table[event] = _without_synced(table[event], where)
-            if not table[event]:
-                del table[event]
-        for event, group in groups:
-            table.setdefault(event, []).append(json.loads(json.dumps(group)))
+        for event in [*table, *(e for e in ours if e not in table)]:
+            kept, first = _without_synced(table.get(event, []), where)
+            at = len(kept) if first is None else first
+            merged = kept[:at] + json.loads(json.dumps(ours.get(event, []))) + kept[at:]
+            if merged:
+                table[event] = merged
+            else:
+                table.pop(event, None)
         if not table:
             del data["hooks"]
         if current is not None and current.strip() and data == json.loads(current):
@@ -212,10 +220,12 @@ def _settings(current: str | None, where: Path) -> dict[str, Any]:
     return data
 
 
-def _without_synced(groups: Any, where: Path) -> list[Any]:
+def _without_synced(groups: Any, where: Path) -> tuple[list[Any], int | None]:
+    """The groups without the handlers a sync wrote, and where the first of those was."""
     if not isinstance(groups, list):
         raise EccError(f"{where}: a hook event's value is not a list; nothing was changed")
-    kept = []
+    kept: list[Any] = []
+    first = None
     for group in groups:
         handlers = group.get("hooks") if isinstance(group, dict) else None
         if not isinstance(handlers, list):
@@ -224,6 +234,8 @@ def _without_synced(groups: Any, where: Path) -> list[Any]:
         others = [h for h in handlers if not (isinstance(h, dict) and is_synced(h.get("command")))]
         if len(others) == len(handlers):
             kept.append(group)
-        elif others:
+            continue
+        first = len(kept) if first is None else first
+        if others:
             kept.append({**group, "hooks": others})
-    return kept
+    return kept, first

@@ -42,3 +42,21 @@ def test_a_sync_with_nothing_to_do_says_only_that(git_repo: Path) -> None:
     assert again.stdout == "up to date: nothing to write\n"
     assert run_ecc("sync", "--check", cwd=git_repo).stdout == "in sync: claude, gemini\n"
     assert "gemini: rules translated" in run_ecc("sync", "-v", cwd=git_repo).stdout
+
+
+def test_installing_the_risk_hook_after_a_sync_is_no_drift(git_repo: Path, tmp_path: Path) -> None:
+    """``ecc hooks install`` adds ecc's risk hook after the synced hook in the same event's
+    list; the next merge keeps every entry in its place, so the file is still in sync."""
+    user = tmp_path / "user.toml"  # the user's own hooks: trusted
+    user.write_text('[[sync.hooks]]\nevent = "pre_tool"\ncommand = "./check.sh"\n')
+    (git_repo / ".ecc").mkdir()
+    (git_repo / ".ecc" / "config.toml").write_text('[sync]\nharnesses = ["claude", "codex"]\n')
+    env = {"ECC_CONFIG": str(user)}
+    assert run_ecc("sync", cwd=git_repo, env=env).returncode == 0
+    for harness, scope in (("claude", "--project"), ("codex", "--project")):
+        done = run_ecc("hooks", "install", "--harness", harness, scope, cwd=git_repo, env=env)
+        assert done.returncode == 0, done.stderr
+    check = run_ecc("sync", "--check", cwd=git_repo, env=env)
+    assert check.returncode == 0, check.stdout + check.stderr
+    settings = (git_repo / ".claude" / "settings.json").read_text()
+    assert settings.index("./check.sh") < settings.index("ecc hook --harness claude")

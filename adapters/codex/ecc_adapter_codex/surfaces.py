@@ -16,14 +16,14 @@
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-from typing import Any
-
-from ecc.adapterkit.surfaces import SYNC_MARK, agents_md_commands, agents_md_rules, is_synced
-from ecc.contract.errors import EccError
+from ecc.adapterkit.surfaces import (
+    agents_md_commands,
+    agents_md_rules,
+    hook_groups,
+    hooks_table_merge,
+)
 from ecc.contract.hookspecs import hookimpl
-from ecc.contract.types import SurfaceFile, SurfacePlan, SyncHook, SyncSource
+from ecc.contract.types import SurfaceFile, SurfacePlan, SyncSource
 
 __all__ = ["ecc_sync_surface"]
 
@@ -70,73 +70,6 @@ def _commands(source: SyncSource) -> SurfacePlan:
     return SurfacePlan("instruction-only", files, [COMMANDS_NOTE])
 
 
-def _group(hook: SyncHook) -> dict[str, Any]:
-    handler = {"type": "command", "command": hook.command + SYNC_MARK, "timeout": hook.timeout_secs}
-    group: dict[str, Any] = {"hooks": [handler]}
-    if hook.event in TOOL_EVENTS and hook.matcher:
-        group = {"matcher": hook.matcher, **group}
-    return group
-
-
-def hooks_merge(hooks: tuple[SyncHook, ...], where: Path) -> Any:
-    """The merge of ``.codex/hooks.json``: every handler a sync wrote (its command ends with
-    :data:`SYNC_MARK`) is replaced by ``hooks``, in its place; everything else stays as it was,
-    in its order, so a file already in sync comes back byte for byte."""
-    ours: dict[str, list[dict[str, Any]]] = {}
-    for hook in hooks:
-        ours.setdefault(EVENTS[hook.event], []).append(_group(hook))
-
-    def merge(current: str | None) -> str:
-        data = _load(current, where)
-        table = data.setdefault("hooks", {})
-        for event in [*table, *(e for e in ours if e not in table)]:
-            kept, first = _without_synced(table.get(event, []), where)
-            at = len(kept) if first is None else first
-            groups = kept[:at] + ours.get(event, []) + kept[at:]
-            if groups:
-                table[event] = groups
-            else:
-                table.pop(event, None)
-        if not table:
-            del data["hooks"]
-        return json.dumps(data, indent=2, ensure_ascii=False) + "\n" if data else ""
-
-    return merge
-
-
-def _load(current: str | None, where: Path) -> dict[str, Any]:
-    if current is None or not current.strip():
-        return {}
-    try:
-        data = json.loads(current)
-    except ValueError as exc:
-        raise EccError(f"{where} is not valid JSON ({exc}); nothing was changed") from None
-    if not isinstance(data, dict) or not isinstance(data.get("hooks", {}), dict):
-        raise EccError(f'{where} is not a codex hooks.json ({{"hooks": {{...}}}})')
-    return data
-
-
-def _without_synced(groups: Any, where: Path) -> tuple[list[Any], int | None]:
-    """The groups without the handlers a sync wrote, and where the first of those was."""
-    if not isinstance(groups, list):
-        raise EccError(f"{where}: a hook event's value is not a list; nothing was changed")
-    kept: list[Any] = []
-    first = None
-    for group in groups:
-        handlers = group.get("hooks") if isinstance(group, dict) else None
-        if not isinstance(handlers, list):
-            kept.append(group)
-            continue
-        others = [h for h in handlers if not (isinstance(h, dict) and is_synced(h.get("command")))]
-        if len(others) == len(handlers):
-            kept.append(group)
-            continue
-        first = len(kept) if first is None else first
-        if others:
-            kept.append({**group, "hooks": others})
-    return kept, first
-
-
 def _hooks(source: SyncSource) -> SurfacePlan:
     path = source.project_dir / ".codex" / "hooks.json"
     notes = [HOOKS_NOTE]
@@ -144,9 +77,8 @@ def _hooks(source: SyncSource) -> SurfacePlan:
         h.event == "session_end" and h.timeout_secs > SESSION_END_MAX_SECS for h in source.hooks
     ):
         notes.append(f"codex allows a SessionEnd hook {SESSION_END_MAX_SECS} s at most")
-    return SurfacePlan(
-        "translated", [SurfaceFile(path, merge=hooks_merge(source.hooks, path))], notes
-    )
+    merge = hooks_table_merge(hook_groups(source.hooks, EVENTS, every_tool=""), path)
+    return SurfacePlan("translated", [SurfaceFile(path, merge=merge)], notes)
 
 
 @hookimpl
