@@ -18,6 +18,8 @@ from typing import Any
 
 MAX_MESSAGE_BYTES = 1048576
 READ_CHUNK = 262144
+MAX_IN_FLIGHT = 64
+DRAIN_SECONDS = 60
 MAX_SAFE_INTEGER = 2**53 - 1
 TOOL_CALL_KEYS = frozenset({"name", "arguments", "_meta"})
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
@@ -157,7 +159,7 @@ class Gate:
                     self.initialized = True
                     return None, message
                 return None, None
-            return None, (message if method == "notifications/cancelled" else None)
+            return None, None  # other notifications are ignored, as in the reference
         id_ = message["id"]
         if isinstance(id_, float):
             message = dict(message, id=int(id_))
@@ -271,17 +273,16 @@ async def serve(server: Any, tool_names: Any, wire_in: int, wire_out: int) -> No
                     except OSError:
                         connected = False  # the client went away; keep draining
 
-    in_flight: dict[Any, int] = {}  # forwarded requests not yet answered, by id
-    settled = anyio.Event()
+    # Forwarded requests not yet answered: at most MAX_IN_FLIGHT (the reference's queue bound),
+    # the reader waits for a slot instead of dropping requests.
+    slots = anyio.Semaphore(MAX_IN_FLIGHT)
+    outstanding = 0
 
-    def answered(id_: Any) -> None:
-        nonlocal settled
-        if in_flight.get(id_, 0) > 1:
-            in_flight[id_] -= 1
-        else:
-            in_flight.pop(id_, None)
-        if not in_flight:
-            settled.set()
+    def answered() -> None:
+        nonlocal outstanding
+        if outstanding > 0:
+            outstanding -= 1
+            slots.release()
 
     async def relay(sink: Any) -> None:
         async with from_sdk_recv, sink:
@@ -291,10 +292,11 @@ async def serve(server: Any, tool_names: Any, wire_in: int, wire_out: int) -> No
                 )
                 gate.observe(outgoing)
                 if "result" in outgoing or "error" in outgoing:
-                    answered(outgoing.get("id"))
+                    answered()
                 await sink.send(outgoing)
 
     async def handle(line: bytes | _TooLarge, sink: Any) -> None:
+        nonlocal outstanding
         if isinstance(line, _TooLarge):
             await sink.send(error(None, *TOO_LARGE))
             return
@@ -308,10 +310,8 @@ async def serve(server: Any, tool_names: Any, wire_in: int, wire_out: int) -> No
             if forward is not None:
                 parsed = types.jsonrpc_message_adapter.validate_python(forward, by_name=False)
                 if "id" in forward:
-                    nonlocal settled
-                    if not in_flight:
-                        settled = anyio.Event()
-                    in_flight[forward["id"]] = in_flight.get(forward["id"], 0) + 1
+                    await slots.acquire()
+                    outstanding += 1
                 await to_sdk_send.send(SessionMessage(parsed))
         except Exception:
             answer = error(None, *INTERNAL_ERROR)
@@ -332,8 +332,10 @@ async def serve(server: Any, tool_names: Any, wire_in: int, wire_out: int) -> No
                     await handle(line, sink)
                 if not chunk:
                     break
-            if in_flight:  # the SDK cancels what is still running when its input closes
-                await settled.wait()
+            # the SDK cancels what still runs when its input closes: let every request finish
+            with anyio.move_on_after(DRAIN_SECONDS):
+                for _ in range(MAX_IN_FLIGHT):
+                    await slots.acquire()
 
     async def run_sdk() -> None:
         async with from_sdk_send:

@@ -358,10 +358,14 @@ def test_oversized_line_is_refused_in_bounded_memory(server: RawServer) -> None:
     assert server.answer(timeout=5) == {"jsonrpc": "2.0", "id": 50, "result": {}}
 
 
-def test_final_unterminated_line_is_served(repo: Path) -> None:
-    """At end of input the last line, without LF, is still a message and gets its answer."""
+def test_flood_and_final_unterminated_line_are_all_served(repo: Path) -> None:
+    """256 pings in one write are all answered (the reader waits for the server instead of
+    dropping requests); at end of input the last line, without LF, still gets its answer."""
     raw = RawServer(repo)
     raw.initialize()
+    raw.send(b"".join(b'{"jsonrpc":"2.0","id":%d,"method":"ping"}\n' % n for n in range(256)))
+    ids = sorted(raw.answer(timeout=10)["id"] for _ in range(256))
+    assert ids == list(range(256))
     raw.send(b'{"jsonrpc":"2.0","id":60,"method":"ping"}')
     raw.proc.stdin.close()  # type: ignore[union-attr]
     assert raw.answer(timeout=5) == {"jsonrpc": "2.0", "id": 60, "result": {}}
