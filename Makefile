@@ -9,7 +9,7 @@ ADAPTERS := adapters/claude adapters/codex adapters/opencode adapters/gemini
 PLUGINS  := plugins/ecc-celery
 SOURCES  := pyproject.toml $(wildcard adapters/*/pyproject.toml) $(wildcard plugins/*/pyproject.toml)
 
-.PHONY: install bytecode demo test lint format e2e bench clean tui-deps services
+.PHONY: install bytecode demo test lint format e2e bench clean tui-deps services chromium
 
 install: $(STAMP) bytecode
 
@@ -47,7 +47,11 @@ services:
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql redis-server >/dev/null; \
 	fi
 
-test: install lint tui-deps services
+# tests/web drive a real headless browser: Debian's chromium, through Playwright (no download)
+chromium:
+	@command -v chromium >/dev/null 2>&1 || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null)
+
+test: install lint tui-deps services chromium
 	$(BIN)/python -m pytest -q -m "not e2e"
 
 e2e: install

@@ -3,7 +3,9 @@
 Layers, outermost first:
 
 1. :class:`~ecc.remote.guard.Guard` (plain ASGI, before any routing or body parsing): header
-   size, bearer token, rate limits, body size and read deadline.
+   size, bearer token, rate limits, body size and read deadline; as
+   :class:`ecc.web.guard.WebGuard`, which takes a session cookie instead of the token for the
+   web pages under ``/web/`` (:mod:`ecc.web`).
 2. FastAPI routes under ``/v1/`` (:mod:`ecc.remote.routes`) with pydantic models
    (:mod:`.schemas`); every error, including FastAPI's own validation errors and unknown routes,
    is the JSON :class:`~.schemas.ErrorOut` (:mod:`.errors`).
@@ -66,7 +68,9 @@ def create_app(settings: Settings) -> Guard:
     install_handlers(api)
     for module in ROUTERS:
         api.include_router(module.router(settings, pool))
-    return Guard(api, settings)
+    from ecc.web.app import mount
+
+    return mount(api, settings, pool)  # the web pages under /web/, behind the same guard
 
 
 def _reject_unknown_query(request: Request) -> None:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import logging
 import socket
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -76,7 +77,10 @@ def serve(
     insecure: bool,
     max_connections: int,
     log_level: str = "info",
+    on_listening: Callable[[Any, str], None] | None = None,
 ) -> None:
+    """Serve until SIGINT/SIGTERM; ``on_listening(app, base_url)`` runs once connections are
+    accepted (``ecc web`` prints its sign-in link there)."""
     import uvicorn
 
     from ecc.remote.app import create_app
@@ -149,6 +153,8 @@ def serve(
         if server.started:
             sys.stderr.write(f"ecc remote: listening on {scheme}://{shown}:{bound_port}\n")
             sys.stderr.flush()
+            if on_listening is not None:
+                on_listening(app, f"{scheme}://{shown}:{bound_port}")
 
     server.startup = startup  # type: ignore[method-assign]
     try:
