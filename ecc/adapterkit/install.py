@@ -43,6 +43,14 @@ def scoped(request: IntegrationRequest, user: str | Callable[[], Path], project:
     return request.project_dir / project
 
 
+def root(request: IntegrationRequest) -> Path | None:
+    """The project directory of a project-scope request, None for ``--user``: a config file
+    reached through a symlink leading out of the project is refused (one in the user's home is
+    edited through its link, as dotfile managers set them up), and the directories an uninstall
+    empties are removed up to the project directory (the home directory for ``--user``)."""
+    return request.project_dir if request.scope == "project" else None
+
+
 def note(
     request: IntegrationRequest, result: IntegrationResult, advice: str, *, project_only: bool
 ) -> IntegrationResult:
@@ -87,7 +95,9 @@ def command_hook(
     command = hook_command(request.options, harness)
     seconds = hook_timeout(request) if timeout is None else timeout
     entry = hook_entry(command, seconds, matcher, milliseconds)
-    return edit_hooks_file(path, what, harness, {event: entry}, request.action, request.dry_run)
+    return edit_hooks_file(
+        path, what, harness, {event: entry}, request.action, request.dry_run, root=root(request)
+    )
 
 
 def hook_entry(command: str, seconds: int, matcher: str, milliseconds: bool) -> dict[str, Any]:
@@ -111,11 +121,12 @@ def mcp_server(
     request: IntegrationRequest, path: Path, what: str, table: str, entry: dict[str, Any]
 ) -> IntegrationResult:
     """Add (or remove) ``entry`` as ecc's server in the ``table`` of MCP servers of ``path``:
-    a TOML file when its name ends in ``.toml`` (comments kept), else JSON."""
+    a TOML file when its name ends in ``.toml``, else JSON (comments allowed); either way the
+    uninstall gives back what the install found."""
     from ecc.portability import harnessfiles
 
     edit = harnessfiles.edit_mcp_toml if path.suffix == ".toml" else harnessfiles.edit_mcp_json
-    return edit(path, what, table, entry, request.action, request.dry_run)
+    return edit(path, what, table, entry, request.action, request.dry_run, root=root(request))
 
 
 def skills(request: IntegrationRequest, harness: str, directory: Path) -> IntegrationResult:

@@ -44,10 +44,39 @@ def is_ecc_command(command: object, harness: str) -> bool:
     )
 
 
-def read_json(path: Path, what: str) -> tuple[dict[str, Any], str | None]:
-    """The object in ``path`` and its original text (None when the file does not exist)."""
+def edit_target(path: Path, root: Path | None) -> Path:
+    """The file to read and write for ``path``: itself, or the file its symlinks lead to (so the
+    link stays a link). ``root`` is the project of a project-scope edit: a link leading out of
+    it is refused, as editing a file elsewhere through a repository's link would surprise."""
+    real = path.resolve()
+    if real == path.absolute():
+        return path
+    if path.is_symlink() and not path.exists():
+        raise EccError(f"{path} is a symlink to {real}, which does not exist; nothing was changed")
+    if root is not None and not real.is_relative_to(root.resolve()):
+        raise EccError(
+            f"{path} is a symlink to {real}, outside the project; ecc does not edit files "
+            "outside the project through a link, nothing was changed"
+        )
+    return real
+
+
+def read_config_text(path: Path) -> str:
+    """``path``'s text exactly as stored (no newline translation: CRLF stays CRLF)."""
     try:
-        text = path.read_text(encoding="utf-8")
+        return path.read_bytes().decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise EccError(f"{path} is not UTF-8 ({exc.reason}); nothing was changed") from None
+
+
+def read_json(path: Path, what: str) -> tuple[dict[str, Any], str | None]:
+    """The object in ``path`` and its original text (None when the file does not exist).
+
+    JSON with ``//`` and ``/* */`` comments (and trailing commas), as Gemini CLI reads, is
+    accepted: :func:`write_json` edits such a file in place, keeping its comments.
+    """
+    try:
+        text = read_config_text(path)
     except FileNotFoundError:
         return {}, None
     except OSError as exc:
@@ -57,32 +86,79 @@ def read_json(path: Path, what: str) -> tuple[dict[str, Any], str | None]:
     try:
         data = json.loads(text)
     except ValueError as exc:
-        raise EccError(
-            f"{what} {path} is not valid JSON ({exc}); fix or move it, nothing was changed"
-        ) from None
+        from ecc.portability.jsonctext import JsoncError, parse
+
+        try:
+            data = parse(text)[0].value
+        except JsoncError:
+            raise EccError(
+                f"{what} {path} is not valid JSON ({exc}); fix or move it, nothing was changed"
+            ) from None
     if not isinstance(data, dict):
         raise EccError(f"{what} {path} is not a JSON object; nothing was changed")
     return data, text
 
 
+def json_text(path: Path, what: str, data: dict[str, Any], original: str | None) -> str:
+    """``original`` edited in place to hold ``data``: layout, line endings and comments kept
+    (a fresh or blank file gets two-space JSON). Refused when a comment would be lost."""
+    if original is None or not original.strip():
+        return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+    from ecc.portability.jsonctext import JsoncError, parse, rewrite, same
+
+    root, comments = parse(original)
+    try:
+        new_text = rewrite(original, root, comments, data)
+        if same(parse(new_text)[0].value, data):
+            return new_text
+    except JsoncError:
+        pass
+    if comments:
+        raise EccError(
+            f"{what} {path} has comments this edit would not keep; make the change by hand, "
+            "nothing was changed"
+        )
+    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+
+
 def write_json(
-    path: Path, data: dict[str, Any], original: str | None, dry_run: bool, *, delete_if_empty: bool
+    path: Path,
+    data: dict[str, Any],
+    original: str | None,
+    dry_run: bool,
+    *,
+    delete_if_empty: bool,
+    what: str = "config file",
+    link: bool = False,
+    prune_to: Path | None = None,
 ) -> IntegrationResult:
-    """Write ``data`` (or delete an emptied file ecc created) unless nothing changed."""
-    new_text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
-    if delete_if_empty and not data:
+    """Write ``data`` (or delete an emptied file ecc created) unless nothing changed.
+
+    ``link``: ``path`` was reached through a symlink, so an emptied file is kept as ``{}``.
+    """
+    if delete_if_empty and not data and not link:
         new_text = ""
+    elif delete_if_empty and not data and original and original.strip():
+        new_text = "{}" + ("\r\n" if "\r\n" in original else "\n")
+    else:
+        new_text = json_text(path, what, data, original)
     if original is None and not data:
         return IntegrationResult(message=f"{path}: already up to date")
-    return write_change(path, original, new_text, dry_run)
+    return write_change(path, original, new_text, dry_run, prune_to=prune_to)
 
 
 def write_change(
-    path: Path, original: str | None, new_text: str, dry_run: bool
+    path: Path,
+    original: str | None,
+    new_text: str,
+    dry_run: bool,
+    *,
+    prune_to: Path | None = None,
 ) -> IntegrationResult:
     """Replace ``path``'s text ``original`` (None: no file) by ``new_text`` ("": delete it).
 
-    Returns the unified diff; writes nothing when ``dry_run`` or when nothing changed.
+    Returns the unified diff; writes nothing when ``dry_run`` or when nothing changed. A file
+    deleted takes with it the directories it leaves empty, up to ``prune_to`` (not included).
     """
     old_text = original or ""
     if new_text == old_text:
@@ -98,9 +174,22 @@ def write_change(
     if not dry_run:
         if not new_text:
             path.unlink()
+            prune_empty_dirs(path.parent, prune_to)
         else:
             write_text(path, new_text)
     return IntegrationResult(changed_files=[path], diff=diff, message=f"{path}: updated")
+
+
+def prune_empty_dirs(directory: Path, stop: Path | None) -> None:
+    """Remove ``directory`` and its parents while empty, below ``stop`` (default: home)."""
+    stop = (stop or Path.home()).absolute()
+    directory = directory.absolute()
+    while directory != stop and directory.is_relative_to(stop):
+        try:
+            directory.rmdir()
+        except OSError:
+            return
+        directory = directory.parent
 
 
 def write_text(path: Path, text: str, mode: int = 0o644) -> None:
@@ -196,9 +285,15 @@ def edit_hooks_file(
     entries: dict[str, dict[str, Any]],
     action: str,
     dry_run: bool,
+    *,
+    root: Path | None = None,
 ) -> IntegrationResult:
-    """Install or uninstall ecc's command hooks in one Claude-shaped JSON file."""
-    data, original = read_json(path, what)
+    """Install or uninstall ecc's command hooks in one Claude-shaped JSON file.
+
+    ``root``: the project of a project-scope edit (see :func:`edit_target`), else None.
+    """
+    real = edit_target(path, root)
+    data, original = read_json(real, what)
     if action == "install":
         updated = add_command_hooks(data, harness, entries)
     elif action == "uninstall":
@@ -207,7 +302,16 @@ def edit_hooks_file(
         raise EccError(f"unknown integration action {action!r}")
     if updated is data or updated == data:
         return IntegrationResult(message=f"{path}: already up to date")
-    return write_json(path, updated, original, dry_run, delete_if_empty=action == "uninstall")
+    return write_json(
+        real,
+        updated,
+        original,
+        dry_run,
+        delete_if_empty=action == "uninstall",
+        what=what,
+        link=real != path,
+        prune_to=root,
+    )
 
 
 # -- MCP server registration -----------------------------------------------------------------
@@ -240,14 +344,17 @@ def edit_mcp_json(
     action: str,
     dry_run: bool,
     name: str = MCP_SERVER_NAME,
+    *,
+    root: Path | None = None,
 ) -> IntegrationResult:
     """Add (``install``) or remove (``uninstall``) the server ``name`` in ``data[container]``.
 
     ``container`` is the harness's own key (``mcpServers``, ``mcp``). Everything else in the file
-    is kept; an entry that already equals ``entry`` means nothing to do; a container emptied by
-    the uninstall is removed, and a file left empty is deleted.
+    is kept, comments included; an entry that already equals ``entry`` means nothing to do; a
+    container emptied by the uninstall is removed, and a file left empty is deleted.
     """
-    data, original = read_json(path, what)
+    real = edit_target(path, root)
+    data, original = read_json(real, what)
     servers = data.get(container)
     if container in data and not isinstance(servers, dict):
         raise EccError(f'"{container}" in {what} {path} is not a JSON object; nothing was changed')
@@ -264,7 +371,16 @@ def edit_mcp_json(
             del updated[container]
     else:
         raise EccError(f"unknown integration action {action!r}")
-    result = write_json(path, updated, original, dry_run, delete_if_empty=action == "uninstall")
+    result = write_json(
+        real,
+        updated,
+        original,
+        dry_run,
+        delete_if_empty=action == "uninstall",
+        what=what,
+        link=real != path,
+        prune_to=root,
+    )
     result.location = path
     return result
 
@@ -277,61 +393,122 @@ def edit_mcp_toml(
     action: str,
     dry_run: bool,
     name: str = MCP_SERVER_NAME,
+    *,
+    root: Path | None = None,
 ) -> IntegrationResult:
-    """The TOML twin of :func:`edit_mcp_json` (``[table.name]``), keeping comments and layout.
-
-    tomlkit edits the document in place, so every other key, comment and blank line stays as
-    the user wrote it; a file that does not parse is refused and left untouched.
+    """The TOML twin of :func:`edit_mcp_json` (``[table.name]``): install then uninstall gives
+    back the file byte for byte (:mod:`ecc.portability.tomltext`), comments, blank lines, line
+    endings and a missing final newline included; a ``[table]`` the user wrote stays, one only
+    ecc's entry implied goes with it. A file that does not parse is refused and left untouched.
     """
-    import tomlkit
-    from tomlkit.exceptions import TOMLKitError
+    import tomllib
 
+    real = edit_target(path, root)
     try:
-        original: str | None = path.read_text(encoding="utf-8")
+        original: str | None = read_config_text(real)
     except FileNotFoundError:
         original = None
     except OSError as exc:
         raise EccError(f"cannot read {what} {path}: {exc.strerror or exc}") from None
     try:
-        document = tomlkit.parse(original or "")
-    except TOMLKitError as exc:
+        before = tomllib.loads(original or "")
+    except tomllib.TOMLDecodeError as exc:
         raise EccError(
             f"{what} {path} is not valid TOML ({exc}); fix or move it, nothing was changed"
         ) from None
-    servers = document.get(table)
+    servers = before.get(table)
     if servers is not None and not isinstance(servers, dict):
         raise EccError(f'"{table}" in {what} {path} is not a table; nothing was changed')
     current = servers.get(name) if servers is not None else None
+    wanted = json.loads(json.dumps(before))
     if action == "install":
-        plain = current.unwrap() if current is not None and hasattr(current, "unwrap") else current
-        if plain == entry:
+        if current == entry:
             return IntegrationResult(message=f"{path}: already up to date", location=path)
+        wanted.setdefault(table, {})[name] = entry
+    elif action == "uninstall":
+        if current is None:
+            return IntegrationResult(message=f"{path}: already up to date", location=path)
+        del wanted[table][name]
+    else:
+        raise EccError(f"unknown integration action {action!r}")
+    new_text = _toml_text(original or "", (table, name), entry if action == "install" else None)
+    if new_text is None or not _parses_to(new_text, wanted, table):
+        new_text = _toml_text_rendered(original or "", table, name, entry, action)
+        if not _parses_to(new_text, wanted, table):
+            raise EccError(f"{what} {path} cannot be edited safely; nothing was changed")
+    if action == "uninstall" and not new_text and real != path:
+        new_text = "\n"  # a linked file is kept, never deleted
+    result = write_change(real, original, new_text, dry_run, prune_to=root)
+    result.location = path
+    return result
+
+
+def _toml_lines(entry: dict[str, Any]) -> list[str]:
+    """``key = value`` lines of a table, a table value written inline."""
+    import tomlkit
+
+    lines = []
+    for key, value in entry.items():
+        if isinstance(value, dict):
+            item = tomlkit.inline_table()
+            item.update(value)
+        else:
+            item = tomlkit.item(value)
+        lines.append(f"{tomlkit.key(key).as_string()} = {item.as_string()}")
+    return lines
+
+
+def _parses_to(text: str, wanted: dict[str, Any], table: str) -> bool:
+    """Whether ``text`` is TOML holding ``wanted`` (an emptied ``table`` there or not)."""
+    import tomllib
+
+    try:
+        got = tomllib.loads(text)
+    except tomllib.TOMLDecodeError:
+        return False
+    if wanted.get(table) == {}:
+        return got in (wanted, {k: v for k, v in wanted.items() if k != table})
+    return got == wanted
+
+
+def _toml_text(original: str, path: tuple[str, str], entry: dict[str, Any] | None) -> str | None:
+    """``original`` without the table ``path``, then with it as ``entry`` (None: left out);
+    None when the table is not written as ecc writes it."""
+    import tomlkit
+
+    from ecc.portability import tomltext
+
+    kinds = tomltext.classify(original.splitlines(keepends=True))
+    text: str | None = original
+    if (tomltext.HEADER, path) in kinds:
+        text = tomltext.remove_table(original, path)
+    if text is None or entry is None:
+        return text
+    header = "[" + ".".join(tomlkit.key(part).as_string() for part in path) + "]"
+    return tomltext.add_table(text, path, header, _toml_lines(entry))
+
+
+def _toml_text_rendered(
+    original: str, table: str, name: str, entry: dict[str, Any], action: str
+) -> str:
+    """The edit made by tomlkit on the parsed document, for a file whose entry is not written
+    as ecc writes it (an inline table, dotted keys, sub-tables)."""
+    import tomlkit
+
+    document = tomlkit.parse(original)
+    servers = document.setdefault(table, tomlkit.table(is_super_table=True))
+    if action == "install":
         server = tomlkit.table()
-        for key, value in entry.items():
+        for line_key, value in entry.items():
             if isinstance(value, dict):
                 inline = tomlkit.inline_table()
                 inline.update(value)
-                server[key] = inline
+                server[line_key] = inline
             else:
-                server[key] = value
-        server.add(tomlkit.nl())  # a blank line before whatever table follows
-        if servers is None:
-            servers = tomlkit.table(is_super_table=True)
-            document[table] = servers
+                server[line_key] = value
         servers[name] = server
-    elif action == "uninstall":
-        if current is None or servers is None:
-            return IntegrationResult(message=f"{path}: already up to date", location=path)
+    else:
         del servers[name]
         if not servers:
             del document[table]
-    else:
-        raise EccError(f"unknown integration action {action!r}")
-    new_text = tomlkit.dumps(document)
-    # tomlkit leaves the blank lines around an added or removed table: keep one final newline
-    new_text = new_text.rstrip("\n") + "\n" if new_text.strip() else ""
-    if action == "install" and original is not None and not original.strip():
-        new_text = new_text.lstrip("\n")
-    result = write_change(path, original, new_text, dry_run)
-    result.location = path
-    return result
+    return tomlkit.dumps(document)

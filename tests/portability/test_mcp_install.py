@@ -209,7 +209,7 @@ def test_user_scope_locations(git_repo: Path, isolated_env: Path, harness: str) 
 BROKEN = {
     "claude": '{"mcpServers": {',
     "codex": 'model = "o3"\n[mcp_servers\n',
-    "gemini": "{ // comments are not JSON\n}",
+    "gemini": "{ // comments are fine (JSONC), an unclosed object is not\n",
     "opencode": "[1, 2]",
 }
 

@@ -205,11 +205,19 @@ def _hooks(request: IntegrationRequest) -> IntegrationResult:
     import difflib
 
     from ecc.contract.errors import EccError
-    from ecc.portability.harnessfiles import read_json, write_json, write_text
+    from ecc.portability.harnessfiles import (
+        edit_target,
+        prune_empty_dirs,
+        read_json,
+        write_json,
+        write_text,
+    )
 
     module, config_file = locations(request)
     _refuse_jsonc(config_file, f'"file://{module}"', '"plugin" list')
-    data, original = read_json(config_file, "OpenCode config file")
+    root = install.root(request)
+    real_config = edit_target(config_file, root)
+    data, original = read_json(real_config, "OpenCode config file")
     entry = Path(os.path.abspath(module)).as_uri()
     plugins = data.get("plugin", [])
     if not isinstance(plugins, list):
@@ -246,15 +254,19 @@ def _hooks(request: IntegrationRequest) -> IntegrationResult:
         if not request.dry_run:
             if wanted_module is None:
                 module.unlink()
+                prune_empty_dirs(module.parent, root)
             else:
                 write_text(module, wanted_module)
     if updated != data:
         written = write_json(
-            config_file,
+            real_config,
             updated,
             original,
             request.dry_run,
             delete_if_empty=request.action == "uninstall",
+            what="OpenCode config file",
+            link=real_config != config_file,
+            prune_to=root,
         )
         result.changed_files += written.changed_files
         result.diff += written.diff
