@@ -172,8 +172,10 @@ def _emit_json(payload: Any) -> None:
 
 def _say(*parts: Any) -> None:
     from ecc.runtime.terminal import sanitize
+    from ecc.vault.format import well_formed
 
-    click.echo("".join(sanitize(part) for part in parts))
+    # a lone surrogate (a title from JSON) prints as U+FFFD, as Node prints it
+    click.echo(well_formed("".join(sanitize(part) for part in parts)))
 
 
 def _no_positionals(command: str, extra: tuple[str, ...]) -> None:

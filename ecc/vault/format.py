@@ -64,6 +64,12 @@ class LazyPattern:
     def split(self, text: str) -> list[str]:
         return self.compiled.split(text)
 
+    def findall(self, text: str) -> list[Any]:
+        return self.compiled.findall(text)
+
+    def sub(self, replacement: Any, text: str) -> str:
+        return self.compiled.sub(replacement, text)
+
 
 ID_RE = LazyPattern(r"mem_[a-z0-9][a-z0-9_-]{2,127}", re.ASCII)
 SLUG_RE = LazyPattern(r"[a-z0-9][a-z0-9._-]{0,63}", re.ASCII)
@@ -95,10 +101,11 @@ JS_WHITESPACE = (
     "\t\n\x0b\x0c\r \xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009"
     "\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
 )
-_UNSAFE = LazyPattern(r"[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
-_UNSAFE_BODY = LazyPattern(
-    r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff]"
-)
+# Lone surrogates are not unsafe: JSON (the MCP server's input) can carry one, and the
+# reference accepts and writes it (see well_formed and _compact).
+_UNSAFE = LazyPattern(r"[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+_UNSAFE_BODY = LazyPattern(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+_SURROGATE = LazyPattern(r"[\ud800-\udfff]")
 _CLOSING = LazyPattern(r"\r?\n---(?=\r\n|\n|\Z)")
 _LINE_BREAK = LazyPattern(r"\r?\n")
 
@@ -119,8 +126,29 @@ def utf16_length(text: str) -> int:
     return len(text.encode("utf-16-le", "surrogatepass")) // 2  # lone surrogates count one
 
 
+def well_formed(text: str) -> str:
+    """``text`` with each lone surrogate as U+FFFD (JavaScript's ``toWellFormed``): what Node
+    writes for one in a file or on a terminal, and what SQLite (UTF-8 only) can store."""
+    if text.isascii() or _SURROGATE.search(text) is None:
+        return text
+    return _SURROGATE.sub("\ufffd", text)
+
+
+def escape_surrogates(json_text: str) -> str:
+    """JSON text with each lone surrogate written ``\\udxxx``, as ``JSON.stringify`` does (a raw
+    one cannot be encoded as UTF-8; in JSON one only occurs inside a string)."""
+    if json_text.isascii() or _SURROGATE.search(json_text) is None:
+        return json_text
+    return _SURROGATE.sub(lambda match: f"\\u{ord(match.group()):04x}", json_text)
+
+
+def utf8_length(text: str) -> int:
+    """UTF-8 bytes of ``text``, a lone surrogate counting 3 (as Node's U+FFFD does)."""
+    return len(text.encode("utf-8", "surrogatepass"))
+
+
 def has_unsafe_characters(text: str, *, body: bool = False) -> bool:
-    """True if ``text`` holds C0/C1 controls, bidi overrides or lone surrogates.
+    """True if ``text`` holds C0/C1 controls or bidi overrides.
 
     Bodies may contain TAB, LF and CR; nothing else may contain any control character.
     """
@@ -205,7 +233,7 @@ def as_body(value: Any) -> str:
     body = js_trim(value)
     if not body:
         raise MemoryFormatError("memory body must contain non-whitespace context.")
-    if len(body.encode("utf-8")) > MAX_BODY_BYTES:
+    if utf8_length(body) > MAX_BODY_BYTES:
         raise MemoryFormatError(f"memory body is too large (maximum {MAX_BODY_BYTES} bytes).")
     return body
 
@@ -253,14 +281,18 @@ def summary(memory: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _compact(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    return escape_surrogates(json.dumps(value, ensure_ascii=False, separators=(",", ":")))
 
 
 def serialize_memory_document(memory: Mapping[str, Any]) -> str:
-    """Render a memory as its ``ecc.memory.v1`` Markdown text (validated first)."""
+    """Render a memory as its ``ecc.memory.v1`` Markdown text (validated first).
+
+    Byte for byte the reference's: a lone surrogate is ``\\udxxx`` in the frontmatter's JSON and
+    U+FFFD in the body (Node's UTF-8 encoder), so the text always encodes as UTF-8.
+    """
     normalized = normalize_memory(memory)
     lines = [f"{key}: {_compact(normalized[obj])}" for key, obj in FIELDS]
-    return "---\n" + "\n".join(lines) + "\n---\n\n" + normalized["body"] + "\n"
+    return "---\n" + "\n".join(lines) + "\n---\n\n" + well_formed(normalized["body"]) + "\n"
 
 
 def _reject_constant(name: str) -> Any:
@@ -274,11 +306,7 @@ def parse_memory_document(text: str, source: str = "<memory>") -> dict[str, Any]
     """
     if not isinstance(text, str) or not (text.startswith("---\n") or text.startswith("---\r\n")):
         raise MemoryFormatError(f"Memory document {source} must start with --- frontmatter.")
-    try:
-        size = len(text.encode("utf-8"))
-    except UnicodeEncodeError:
-        raise MemoryFormatError(f"Memory document {source} is invalid.") from None
-    if size > MAX_DOCUMENT_BYTES:
+    if utf8_length(text) > MAX_DOCUMENT_BYTES:
         raise MemoryFormatError(f"Memory document {source} is too large.")
     start = 4 if text.startswith("---\n") else 5
     closing = _CLOSING.search(text, start)

@@ -15,16 +15,18 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ecc.contract.errors import EccError
-from ecc.vault import ranking
+from ecc.vault import ranking, unicode17
 from ecc.vault.format import (
     DEFAULT_RECALL_SCOPES,
     MAX_DOCUMENT_BYTES,
     MEMORY_SCOPES,
     MemoryFormatError,
     as_enum,
+    escape_surrogates,
     id_sort_key,
     parse_memory_document,
     summary,
+    well_formed,
 )
 from ecc.vault.index import ScopeIndex
 from ecc.vault.secrets import find_secrets_in_memory
@@ -276,8 +278,8 @@ def _build_row(store: VaultStore, scope: str, rel: str, stamp: str) -> tuple[Any
         return invalid("suspected-secret", nbytes)
     meta = " ".join(
         [memory["kind"], memory["scope"], memory["sourceHarness"], *memory["targetHarnesses"]]
-    ).lower()
-    body_l = memory["body"].lower()
+    ).lower()  # slugs: ASCII
+    body_l = unicode17.lower(memory["body"])  # from a UTF-8 file: no lone surrogate
     return (
         rel,
         stamp,
@@ -288,9 +290,11 @@ def _build_row(store: VaultStore, scope: str, rel: str, stamp: str) -> tuple[Any
         memory["kind"],
         memory["status"],
         memory["updatedAt"],
-        json.dumps(summary(memory), ensure_ascii=False),
-        memory["title"].lower(),
-        _delimited([tag.lower() for tag in memory["tags"]]),
+        # a title from JSON may hold a lone surrogate, which SQLite cannot store: escaped in the
+        # summary (json.loads restores it), U+FFFD in the matched text (as the query's)
+        escape_surrogates(json.dumps(summary(memory), ensure_ascii=False)),
+        well_formed(unicode17.lower(memory["title"])),
+        _delimited(memory["tags"]),  # slugs: already lower-case ASCII
         meta,
         _delimited(memory["targetHarnesses"]),
         _delimited(memory["links"]),

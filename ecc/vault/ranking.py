@@ -9,7 +9,7 @@ too)::
     + for each t in T: 8 if t is in the title, 6 if t is a tag, 3 if t is in the kind/scope/
       harness line, and min(5, non-overlapping occurrences of t in the body)
 
-A token consists of word characters only (``[\\w-]``, the classes of ``tokenize``), so none of
+A token consists of word characters only (letters, numbers, ``_``, ``-``: ``unicode17``), so none of
 its occurrences crosses a non-word character: ``t`` occurs in a text exactly as often as in the
 text's word runs together, and it is in a text exactly when one of those words contains it. The
 segment therefore keeps, per field, each distinct word and which documents hold it how often. A
@@ -27,13 +27,13 @@ from __future__ import annotations
 
 import bisect
 import json
-import re
 import sys
 from array import array
 from collections import Counter
 from collections.abc import Iterator
 from itertools import compress
 
+from ecc.vault import unicode17
 from ecc.vault.format import MEMORY_KINDS
 from ecc.vault.index import ScopeIndex
 
@@ -50,8 +50,8 @@ TOKEN_IS_TAG = 6
 TOKEN_IN_META = 3  # in the kind/scope/harness line
 BODY_CAP = 5  # a token's occurrences in the body count up to this many
 
-# Exactly the tokenizer's character classes (tests/vault/test_ranking.py checks every code point).
-WORD_RUN = re.compile(r"[\w-]+")
+# Exactly the tokenizer's character classes, of the reference's Unicode version (``unicode17``).
+WORD_RUN = unicode17.WORD_RUN
 
 # Rebuild the segment when the delta outgrows this or 1/32 of the segment, whichever is larger:
 # the delta is scored row by row in SQL, the segment build costs about 40 µs a document.
@@ -66,7 +66,7 @@ _CHUNK = 900  # bound parameters per statement
 
 def body_terms(body_l: str) -> str:
     """The body's distinct words and their counts, as stored in the ``terms`` column."""
-    return json.dumps(Counter(WORD_RUN.findall(body_l)), ensure_ascii=False, separators=(",", ":"))
+    return json.dumps(Counter(unicode17.words(body_l)), ensure_ascii=False, separators=(",", ":"))
 
 
 def _weight(weight: int) -> bytes:
@@ -127,9 +127,9 @@ def build_segment(index: ScopeIndex) -> None:
             flags[slot] = KIND_CODES[kind]
             for word, number in json.loads(terms).items():
                 add(f"b:{word}", slot, min(255, number))
-            for word in set(WORD_RUN.findall(title_l)):
+            for word in set(unicode17.words(title_l)):
                 add(f"t:{word}", slot, 1)
-            for word in set(WORD_RUN.findall(meta_l)):
+            for word in set(unicode17.words(meta_l)):
                 add(f"m:{word}", slot, 1)
             for tag in tags_d.split("\n"):
                 if tag:

@@ -12,7 +12,7 @@ import json
 import re
 import sqlite3
 
-from ecc.vault import ranking
+from ecc.vault import ranking, unicode17
 from ecc.vault.format import (
     JS_WHITESPACE,
     MEMORY_KINDS,
@@ -22,6 +22,7 @@ from ecc.vault.format import (
     as_slug,
     js_trim,
     utf16_length,
+    well_formed,
 )
 from ecc.vault.index import ScopeIndex
 from ecc.vault.loading import ScopeLoad, validate_scopes, visibility_clause
@@ -32,7 +33,6 @@ from ecc.vault.ranking import (
     TOKEN_IN_META,
     TOKEN_IN_TITLE,
     TOKEN_IS_TAG,
-    WORD_RUN,
 )
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing on the hot path
@@ -50,8 +50,13 @@ _WHITESPACE_RUN = re.compile(f"[{JS_WHITESPACE}]+")
 
 
 def tokenize(text: str) -> list[str]:
-    """Lower-cased maximal runs of Unicode letters, numbers, ``_`` and ``-``."""
-    return WORD_RUN.findall(text.lower())
+    """Lower-cased maximal runs of Unicode letters, numbers, ``_`` and ``-`` (Unicode 17.0)."""
+    return unicode17.tokenize(text)
+
+
+def _fold(text: str) -> str:
+    """The query as the index's lower-cased fields hold text (lone surrogates as U+FFFD)."""
+    return well_formed(unicode17.lower(text))
 
 
 def _collapse(text: str) -> str:
@@ -63,7 +68,7 @@ def make_excerpt(body: str, query: str) -> str:
     text = _collapse(body)
     if utf16_length(text) <= EXCERPT_CHARS:
         return text
-    lowered = text.lower()
+    lowered = unicode17.lower(text)
     positions = [lowered.find(token) for token in tokenize(js_trim(query))]
     positions = [position for position in positions if position >= 0]
     index16 = utf16_length(lowered[: min(positions)]) if positions else 0
@@ -100,7 +105,6 @@ def validate_query(query: Any) -> str:
         or 0x7F <= ord(ch) <= 0x9F
         or 0x202A <= ord(ch) <= 0x202E
         or 0x2066 <= ord(ch) <= 0x2069
-        or 0xD800 <= ord(ch) <= 0xDFFF
         for ch in text
     ):
         raise MemoryFormatError("memory search query must not contain control characters.")
@@ -181,8 +185,8 @@ def _rank(
     limit: int,
 ) -> list[tuple[Any, ...]]:
     """The scope's best rows: the segment's (rebuilt when stale) merged with the delta's."""
-    lowered = text.lower()
-    tokens = list(dict.fromkeys(tokenize(lowered)))
+    lowered = _fold(text)
+    tokens = list(dict.fromkeys(unicode17.words(lowered)))
     if not index.persistent or not tokens or not all(t in lowered for t in tokens):
         return _score(index, text, kinds, harness, limit)
     _, size, delta = ranking.segment_state(index)
@@ -228,13 +232,13 @@ def _score(
     if not text:
         score = "0"
     else:
-        lowered = text.lower()
+        lowered = _fold(text)
         params["q"] = lowered
         parts = [
             f"(CASE WHEN instr(title_l, :q) > 0 THEN {PHRASE_IN_TITLE} "
             f"WHEN instr(body_l, :q) > 0 THEN {PHRASE_IN_BODY} ELSE 0 END)"
         ]
-        for number, token in enumerate(dict.fromkeys(tokenize(lowered))):
+        for number, token in enumerate(dict.fromkeys(unicode17.words(lowered))):
             t = f":t{number}"
             params[f"t{number}"] = token
             params[f"d{number}"] = f"\n{token}\n"

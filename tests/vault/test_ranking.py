@@ -14,7 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ecc.vault import ranking
+from ecc.vault import ranking, unicode17
 from ecc.vault.backend import load_backend
 from ecc.vault.format import MEMORY_KINDS, serialize_memory_document
 from ecc.vault.search import tokenize
@@ -158,12 +158,19 @@ def test_any_query_scores_the_same(vault, monkeypatch, query: str) -> None:
 
 
 def test_word_runs_are_the_tokenizer_classes() -> None:
-    """``[\\w-]`` matches exactly letters, numbers, ``_`` and ``-`` (the spec's token classes)."""
+    """The word runs match exactly letters, numbers, ``_`` and ``-`` (the spec's token classes):
+    as Python's Unicode data says for what it knows, and Unicode 17.0's additions beyond it."""
+    added = {
+        code
+        for start, end in unicode17.WORD_RANGES_ADDED
+        for code in range(start, end + 1)
+        if unicodedata.category(chr(code)) == "Cn"
+    }
     mismatched = [
         code
         for code in range(sys.maxunicode + 1)
         if bool(ranking.WORD_RUN.fullmatch(chr(code)))
-        != (chr(code) in "_-" or unicodedata.category(chr(code))[0] in "LN")
+        != (chr(code) in "_-" or unicodedata.category(chr(code))[0] in "LN" or code in added)
     ]
     assert mismatched == []
     assert tokenize("Straße, a-b_c! 日本語 x1") == ["straße", "a-b_c", "日本語", "x1"]

@@ -40,9 +40,10 @@ def parse(args: list[str]) -> dict[str, Any] | None:
 def render(result: dict[str, Any]) -> Iterator[str]:
     """The human-readable lines of a search result (every one through the sanitiser)."""
     from ecc.runtime.terminal import sanitize
+    from ecc.vault.format import well_formed
 
-    def line(*parts: Any) -> str:
-        return "".join(sanitize(part) for part in parts)
+    def line(*parts: Any) -> str:  # a lone surrogate (from JSON) prints as U+FFFD, as from Node
+        return well_formed("".join(sanitize(part) for part in parts))
 
     if not result["results"]:
         yield line("No matching memories found.")
