@@ -164,6 +164,8 @@ class FilesStore:
             mode = info.st_mode
             if mode & 0o170000 == 0o100000:  # S_ISREG, inline: this loop runs once per file
                 if name[0] == "." or not name.endswith(".md"):
+                    if name[0] == "." and safefs.is_temp_name(name):
+                        result.temp_files.append(prefix + name)  # a killed writer's leftover
                     continue
                 rel = prefix + name
                 if not rel.isascii() and _printable(rel) != rel:
@@ -195,6 +197,13 @@ class FilesStore:
         if fd is None:
             raise EccError("memory document was not scanned")
         return safefs.read_regular_text_file(name, max_bytes, "memory document", dir_fd=fd)
+
+    def remove_stale_temp(self, scope: str, rel: str, min_age_seconds: float) -> bool:
+        directory, _, name = rel.rpartition("/")
+        fd = self._dir_fds.get((scope, directory))
+        if fd is None:
+            return False
+        return safefs.remove_stale_temp(fd, name, min_age_seconds)
 
     def close(self) -> None:
         for fd in self._dir_fds.values():

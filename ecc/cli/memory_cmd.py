@@ -366,16 +366,27 @@ def read_command(ids: tuple[str, ...], scopes: tuple[str, ...], as_json: bool) -
 @scope_option
 @json_option
 @click.option("--strict", is_flag=True, help="Exit 1 when issues are found (for CI).")
+@click.option(
+    "--fix-temp",
+    is_flag=True,
+    help="First remove temp files that writers killed mid-save left (older than 10 minutes).",
+)
 def doctor_command(
-    extra: tuple[str, ...], scopes: tuple[str, ...], as_json: bool, strict: bool
+    extra: tuple[str, ...], scopes: tuple[str, ...], as_json: bool, strict: bool, fix_temp: bool
 ) -> None:
-    """Audit the vault: invalid files, duplicate IDs, broken links, symlinks. Never modifies."""
+    """Audit the vault: invalid files, duplicate IDs, broken links, symlinks, leftover temp
+    files. Changes nothing, except --fix-temp removing stale temp files."""
     service = _service()
     _no_positionals("doctor", extra)
+    removed = service.remove_stale_temps(list(scopes) or None) if fix_temp else None
     result = service.doctor(scopes=list(scopes) or None)
+    if removed is not None:
+        result["removedTempFiles"] = removed
     if as_json:
         _emit_json(result)
     else:
+        if removed is not None:
+            _say("Removed stale temp files: ", len(removed))
         _say("ECC memory doctor: ", "PASS" if result["ok"] else "ISSUES FOUND")
         _say("Memories: ", result["memoryCount"])
         _say("Invalid files: ", result["invalidFileCount"])
@@ -384,5 +395,10 @@ def doctor_command(
         _say("Skipped symlinks: ", result["skippedSymlinkCount"])
         if result["truncated"]:
             _say("Scan budget reached: not every file was inspected.")
+        if result["tempFileCount"]:
+            _say("Leftover temp files: ", result["tempFileCount"], " (writers killed mid-save;")
+            _say("  ecc memory doctor --fix-temp removes those older than 10 minutes)")
+            for path in result["tempFiles"]:
+                _say("  ", path)
     if strict and not result["ok"]:
         raise SystemExit(1)

@@ -47,10 +47,12 @@ class DocumentRef(tuple):
 class ScanResult:
     """Everything a backend found in one scope, in deterministic (sorted) walk order.
 
-    ``documents`` holds ``(rel, stamp)`` pairs (:class:`DocumentRef` or plain tuples).
+    ``documents`` holds ``(rel, stamp)`` pairs (:class:`DocumentRef` or plain tuples);
+    ``temp_files`` the rels of writers' temp files left behind (a backend without any leaves it
+    empty).
     """
 
-    __slots__ = ("documents", "symlinks", "truncated", "visited")
+    __slots__ = ("documents", "symlinks", "temp_files", "truncated", "visited")
 
     def __init__(
         self,
@@ -58,11 +60,13 @@ class ScanResult:
         symlinks: list[str] | None = None,
         visited: int = 0,
         truncated: bool = False,
+        temp_files: list[str] | None = None,
     ) -> None:
         self.documents = documents if documents is not None else []
         self.symlinks = symlinks if symlinks is not None else []
         self.visited = visited
         self.truncated = truncated
+        self.temp_files = temp_files if temp_files is not None else []
 
 
 # The contract a backend implements (read by type checkers; nothing checks it at run time).
@@ -90,6 +94,10 @@ if TYPE_CHECKING:
 
         def close(self) -> None:
             """Release anything held open."""
+
+        # Optional: a backend whose writers can leave temp files (``ScanResult.temp_files``).
+        def remove_stale_temp(self, scope: str, rel: str, min_age_seconds: float) -> bool:
+            """Remove one scanned temp file if it is still a regular file that old."""
 
     class MemoryBackend(Protocol):
         """What ``ecc_memory_backend(name, settings)`` returns."""

@@ -79,7 +79,11 @@ def diagnose(service: VaultService, *, scopes: Any, target_harness: Any) -> dict
             "truncated": load.truncated,
             "diagnosticsTruncated": diagnostics["diagnosticsTruncated"]
             or len(duplicates) > MAX_DIAGNOSTICS
-            or len(broken) > MAX_DIAGNOSTICS,
+            or len(broken) > MAX_DIAGNOSTICS
+            or load.temp_file_count > len(load.temp_files),
+            # not in the reference (which cannot see them): writers' temp files left behind
+            "tempFiles": load.temp_files,
+            "tempFileCount": load.temp_file_count,
         }
     finally:
         load.close()

@@ -99,6 +99,8 @@ class VaultLoad:
         self.invalid_file_count = 0
         self.skipped_symlinks: list[str] = []
         self.skipped_symlink_count = 0
+        self.temp_files: list[str] = []  # vault paths of writers' leftovers (at most 100)
+        self.temp_file_count = 0
         self.scanned_bytes = 0
         self.truncated = False
 
@@ -144,6 +146,10 @@ def load_scopes(
             load.skipped_symlink_count += len(scan.symlinks)
             room = MAX_DIAGNOSTICS - len(load.skipped_symlinks)
             load.skipped_symlinks.extend(f"{scope}:{rel}" for rel in scan.symlinks[:room])
+            temps = getattr(scan, "temp_files", None) or []
+            load.temp_file_count += len(temps)
+            room = MAX_DIAGNOSTICS - len(load.temp_files)
+            load.temp_files.extend(f"{scope}:{rel}" for rel in temps[:room])
             key = f"{backend_name}\x00{store.location(scope)}"
             try:
                 index = ScopeIndex(cache_dir, key)

@@ -140,6 +140,41 @@ def ensure_subdir(parent_fd: int, name: str, *, label_path: str) -> int:
         raise
 
 
+# The temp files of create_only: ".ecc-memory-<pid>-<16 hex>.tmp". A writer holds one for the
+# time of a write and an fsync; one untouched for ten minutes was left by a killed writer.
+TEMP_NAME_PREFIX = ".ecc-memory-"
+STALE_TEMP_SECONDS = 600
+
+
+def is_temp_name(name: str) -> bool:
+    """True for the name of a temp file of :func:`create_only` (and nothing else)."""
+    if not (name.startswith(TEMP_NAME_PREFIX) and name.endswith(".tmp")):
+        return False
+    pid, dash, digits = name[len(TEMP_NAME_PREFIX) : -len(".tmp")].partition("-")
+    return (
+        bool(dash) and pid.isascii() and pid.isdigit() and len(digits) == 16
+        and all(ch in "0123456789abcdef" for ch in digits)
+    )  # fmt: skip
+
+
+def remove_stale_temp(dir_fd: int, name: str, min_age_seconds: float) -> bool:
+    """Unlink temp file ``name`` of ``dir_fd`` if it is a regular file (never a symlink: the
+    name is looked up without following) untouched for ``min_age_seconds``. True if removed."""
+    if not is_temp_name(name):
+        return False
+    try:
+        info = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+    except FileNotFoundError:
+        return False
+    if not stat.S_ISREG(info.st_mode) or time.time() - info.st_mtime < min_age_seconds:
+        return False
+    try:
+        os.unlink(name, dir_fd=dir_fd)
+    except FileNotFoundError:
+        return False
+    return True
+
+
 def create_only(
     dir_fd: int, name: str, data: bytes, *, exists_message: str, label_path: str
 ) -> None:

@@ -146,6 +146,31 @@ class VaultService:
             "file": os.path.join(location, *rel.split("/")),
         }
 
+    def remove_stale_temps(self, scopes: Any = None) -> list[str]:
+        """Remove writers' temp files older than ``safefs.STALE_TEMP_SECONDS`` (left by a
+        writer killed mid-save); return their vault paths. Nothing else is touched."""
+        from ecc.vault.loading import MAX_FILES
+        from ecc.vault.safefs import STALE_TEMP_SECONDS
+
+        requested = validate_scopes(scopes)
+        store = self._open()
+        removed: list[str] = []
+        try:
+            remove = getattr(store, "remove_stale_temp", None)
+            for scope in requested:
+                if remove is None:
+                    break
+                for rel in store.scan(scope, MAX_FILES).temp_files:
+                    if remove(scope, rel, STALE_TEMP_SECONDS):
+                        removed.append(f"{scope}:{rel}")
+        except OSError as exc:
+            raise EccError(
+                f"Memory temp files could not be removed: {exc.strerror or exc}."
+            ) from None
+        finally:
+            store.close()
+        return removed
+
     # -- queries -----------------------------------------------------------------------------
 
     def load(self, scopes: Any = None) -> VaultLoad:
