@@ -123,9 +123,9 @@ def mcp_server(
     """Add (or remove) ``entry`` as ecc's server in the ``table`` of MCP servers of ``path``:
     a TOML file when its name ends in ``.toml``, else JSON (comments allowed); either way the
     uninstall gives back what the install found."""
-    from ecc.portability import harnessfiles
+    from ecc.portability import harnessfiles, tomlconfig
 
-    edit = harnessfiles.edit_mcp_toml if path.suffix == ".toml" else harnessfiles.edit_mcp_json
+    edit = tomlconfig.edit_mcp_toml if path.suffix == ".toml" else harnessfiles.edit_mcp_json
     return edit(path, what, table, entry, request.action, request.dry_run, root=root(request))
 
 

@@ -15,8 +15,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ecc.contract.errors import EccError
-from ecc.portability.harnessfiles import edit_hooks_file, edit_mcp_json, edit_mcp_toml
+from ecc.portability.harnessfiles import edit_hooks_file, edit_mcp_json
 from ecc.portability.jsonctext import parse
+from ecc.portability.tomlconfig import edit_mcp_toml
 from tests.conftest import run_ecc
 
 ENTRY = {"command": "/opt/ecc/bin/ecc-memory-mcp", "args": [], "env": {"ECC_MEMORY_HARNESS": "x"}}
@@ -336,3 +337,89 @@ def test_gemini_settings_with_comments_are_edited_through_the_cli(git_repo: Path
     assert "// the docs server" in settings_file.read_text()
     assert mcp(git_repo, "uninstall", "gemini").returncode == 0
     assert settings_file.read_text() == JSONC
+
+
+@pytest.mark.parametrize(
+    "original",
+    [
+        b'[mcp_servers]\necc-memory = { command = "/old/ecc-memory-mcp" }\n\n[tools]\nweb = true\n',
+        b'mcp_servers.ecc-memory.command = "/old"\n\n[tools]\nweb = true\n',
+        b'[mcp_servers.ecc-memory]\ncommand = "/old"\n\n[mcp_servers.ecc-memory.env]\nA = "1"\n',
+    ],
+)
+def test_an_entry_written_another_way_is_replaced_and_removed(
+    tmp_path: Path, original: bytes
+) -> None:
+    path = tmp_path / "config.toml"
+    path.write_bytes(original)
+    edit_mcp_toml(path, "Codex config file", "mcp_servers", ENTRY, "install", False)
+    parsed = tomllib.loads(path.read_text())
+    assert parsed["mcp_servers"][SERVER] == ENTRY
+    assert parsed.get("tools", {"web": True}) == {"web": True}
+    edit_mcp_toml(path, "Codex config file", "mcp_servers", ENTRY, "uninstall", False)
+    assert SERVER not in tomllib.loads(path.read_text() if path.exists() else "").get(
+        "mcp_servers", {}
+    )
+
+
+def test_a_stale_entry_is_replaced_in_ecc_form_and_round_trips(tmp_path: Path) -> None:
+    path = tmp_path / "config.toml"
+    original = b'model = "o3"\n\n[profiles.fast]\nx = 1\n'
+    path.write_bytes(original)
+    stale = {**ENTRY, "command": "/old/ecc-memory-mcp"}
+    edit_mcp_toml(path, "Codex config file", "mcp_servers", stale, "install", False)
+    edit_mcp_toml(path, "Codex config file", "mcp_servers", ENTRY, "install", False)
+    text = path.read_text()
+    assert text.count("[mcp_servers.ecc-memory]") == 1 and "/old/" not in text
+    edit_mcp_toml(path, "Codex config file", "mcp_servers", ENTRY, "uninstall", False)
+    assert path.read_bytes() == original
+
+
+HOOK = {"matcher": ".*", "hooks": [{"type": "command", "command": "ecc hook --harness g"}]}
+_GROUPS = st.lists(
+    st.fixed_dictionaries(
+        {"matcher": st.sampled_from(["*", "Bash"]), "hooks": st.just([{"command": "mine"}])}
+    ),
+    max_size=2,
+)
+
+
+@st.composite
+def hooks_files(draw: st.DrawFn) -> bytes:
+    data: dict = {}
+    if draw(st.booleans()):
+        data["theme"] = "x"
+    if draw(st.booleans()):
+        data["hooks"] = draw(st.dictionaries(st.sampled_from(["BeforeTool", "AfterTool"]), _GROUPS))
+        data["hooks"] = {k: v for k, v in data["hooks"].items() if v} or {"AfterTool": []}
+    indent = draw(st.sampled_from([None, 2, 4]))
+    text = json.dumps(data, indent=indent)
+    if indent and draw(st.booleans()):
+        text = text.replace("{\n", "{\n" + " " * indent + "// settings\n", 1)
+    eol = draw(st.sampled_from(["\n", "\r\n"]))
+    return (text.replace("\n", eol) + draw(st.sampled_from(["", eol]))).encode()
+
+
+@settings(
+    max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(original=hooks_files())
+def test_generated_hook_settings_round_trip(tmp_path: Path, original: bytes) -> None:
+    path = tmp_path / "settings.json"
+    path.write_bytes(original)
+    edit_hooks_file(path, "settings", "g", {"BeforeTool": HOOK}, "install", False)
+    assert parse(path.read_text())[0].value["hooks"]["BeforeTool"][-1] == HOOK
+    edit_hooks_file(path, "settings", "g", {"BeforeTool": HOOK}, "uninstall", False)
+    if parse(original.decode())[0].value:
+        assert path.read_bytes() == original
+    else:
+        assert not path.exists()
+
+
+def test_a_linked_project_directory_inside_the_project_is_used(git_repo: Path) -> None:
+    (git_repo / "config" / "codex").mkdir(parents=True)
+    (git_repo / ".codex").symlink_to("config/codex")
+    assert mcp(git_repo, "install", "codex").returncode == 0
+    assert (git_repo / "config" / "codex" / "config.toml").is_file()
+    assert mcp(git_repo, "uninstall", "codex").returncode == 0
+    assert (git_repo / ".codex").is_symlink()

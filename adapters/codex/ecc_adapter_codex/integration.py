@@ -13,7 +13,7 @@ session, and outside one denied with the reason saying so.
 
 MCP: ``[mcp_servers.ecc-memory]`` (``command``, ``args``, ``env.ECC_MEMORY_HARNESS = "codex"``)
 in ``$CODEX_HOME/config.toml`` (user) or ``<project>/.codex/config.toml`` (project; read only in
-a trusted project), edited with tomlkit so comments and every other key stay.
+a trusted project), edited as text so uninstalling gives the file back byte for byte.
 Skills: ``$CODEX_HOME/skills/<name>/`` or ``<project>/.codex/skills/<name>/``.
 
 Loaded on its own by ``ecc hook``'s hot path: it imports nothing from its package.

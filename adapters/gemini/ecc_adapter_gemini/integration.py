@@ -9,8 +9,9 @@ Answers: exit 0 allows; exit 2 with the reason on stderr denies. ``require_confi
 held for a person's decision in an ecc session, denied outside one (Gemini cannot ask).
 
 MCP: ``ecc-memory`` in ``mcpServers`` of the same settings file (``command``, ``args``,
-``env.ECC_MEMORY_HARNESS = "gemini"``). Skills: ``<project>/.gemini/skills/<name>/`` (loaded in
-a trusted folder) or ``~/.gemini/skills/<name>/``.
+``env.ECC_MEMORY_HARNESS = "gemini"``); its ``//`` and ``/* */`` comments are kept.
+Skills: ``<project>/.gemini/skills/<name>/`` (loaded in a trusted folder) or
+``~/.gemini/skills/<name>/``.
 
 Loaded on its own by ``ecc hook``'s hot path: it imports nothing from its package.
 """
