@@ -110,8 +110,9 @@ def json_text(path: Path, what: str, data: dict[str, Any], original: str | None)
         return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
     from ecc.portability.jsonctext import JsoncError, parse, rewrite, same
 
-    root, comments = parse(original)
+    comments: list[tuple[int, int]] = []
     try:
+        root, comments = parse(original)
         new_text = rewrite(original, root, comments, data)
         if same(parse(new_text)[0].value, data):
             return new_text
@@ -138,17 +139,28 @@ def write_json(
 ) -> IntegrationResult:
     """Write ``data`` (or delete an emptied file ecc created) unless nothing changed.
 
-    ``link``: ``path`` was reached through a symlink, so an emptied file is kept as ``{}``.
+    A file with comments is never deleted with them, and one reached through a symlink
+    (``link``) is kept as ``{}``, the link left working.
     """
-    if delete_if_empty and not data and not link:
+    emptied = delete_if_empty and not data and not _has_comments(original)
+    if emptied and not link:
         new_text = ""
-    elif delete_if_empty and not data and original and original.strip():
+    elif emptied and original:
         new_text = "{}" + ("\r\n" if "\r\n" in original else "\n")
     else:
         new_text = json_text(path, what, data, original)
     if original is None and not data:
         return IntegrationResult(message=f"{path}: already up to date")
     return write_change(path, original, new_text, dry_run, prune_to=prune_to)
+
+
+def _has_comments(text: str | None) -> bool:
+    from ecc.portability.jsonctext import JsoncError, parse
+
+    try:
+        return bool(text and text.strip() and parse(text)[1])
+    except JsoncError:
+        return False
 
 
 def write_change(

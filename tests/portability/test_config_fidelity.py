@@ -172,7 +172,7 @@ def json_round_trip(path: Path, original: bytes, container: str = "mcpServers") 
     value = parse(original.decode())[0].value
     if value.get(container) == {}:  # an emptied container goes, as the docs say
         del value[container]
-    if not value:  # nothing but ecc's left: removed, as when ecc created the file
+    if not value and not parse(original.decode())[1]:  # nothing left: removed, as when fresh
         assert not path.exists()
     elif container not in value and container in parse(original.decode())[0].value:
         assert parse(path.read_text())[0].value == value
@@ -423,3 +423,25 @@ def test_a_linked_project_directory_inside_the_project_is_used(git_repo: Path) -
     assert (git_repo / "config" / "codex" / "config.toml").is_file()
     assert mcp(git_repo, "uninstall", "codex").returncode == 0
     assert (git_repo / ".codex").is_symlink()
+
+
+def test_a_file_with_comments_is_never_deleted_with_them(tmp_path: Path) -> None:
+    path = tmp_path / "settings.json"
+    original = '{\n  // my servers\n  "mcpServers": {}\n}\n'
+    path.write_text(original)
+    edit_mcp_json(path, "settings file", "mcpServers", ENTRY, "install", False)
+    with pytest.raises(EccError, match="comments this edit would not keep"):
+        edit_mcp_json(path, "settings file", "mcpServers", ENTRY, "uninstall", False)
+    assert "// my servers" in path.read_text()
+    path.write_text('// mine\n{\n  "theme": "x"\n}\n')
+    edit_mcp_json(path, "settings file", "mcpServers", ENTRY, "install", False)
+    edit_mcp_json(path, "settings file", "mcpServers", ENTRY, "uninstall", False)
+    assert path.read_text() == '// mine\n{\n  "theme": "x"\n}\n'
+
+
+def test_a_byte_order_mark_and_duplicate_keys_are_handled(tmp_path: Path) -> None:
+    json_round_trip(tmp_path / "settings.json", '\ufeff{\n  "a": 1\n}\n'.encode())
+    path = tmp_path / "dup.json"
+    path.write_text('{"a": 1, "a": 2}')
+    edit_mcp_json(path, "settings file", "mcpServers", ENTRY, "install", False)
+    assert json.loads(path.read_text())["a"] == 2
