@@ -197,3 +197,43 @@ def test_phone_width_inbox_and_hostile_output(server, browser, shots: Path) -> N
         assert watched.problems == []
     finally:
         watched.close()
+
+
+def test_the_diff_of_a_finished_session_is_committed_and_merged(server, browser, shots) -> None:
+    import subprocess
+
+    web, _ = server
+    repo = web.root / "repo"
+    repo.mkdir()
+    for args in (
+        ["init", "-q", "-b", "main"],
+        ["config", "user.email", "t@example.com"],
+        ["config", "user.name", "T"],
+        ["commit", "-q", "--allow-empty", "-m", "start"],
+    ):
+        subprocess.run(["git", *args], cwd=repo, check=True, env=web.env)
+    done = subprocess.run(
+        [sys.executable, "-m", "ecc", "start", "--harness", "shell", "--worktree", "--json",
+         "printf 'def add(a, b):\\n    return a + b\\n' > calc.py"],
+        cwd=repo, env=web.env, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    session = json.loads(done.stdout)["id"]
+    watched = Watched(browser, web, DESKTOP)
+    page = watched.page
+    try:
+        watched.sign_in_with_token()
+        page.goto(f"{web.url}/web/sessions/{session}")
+        page.wait_for_selector("#state >> text=completed")
+        page.click("text=Diff and merge")
+        page.wait_for_selector(".file >> text=calc.py")
+        assert page.inner_text(".hunk .add >> nth=1") == "+    return a + b"
+        page.screenshot(path=str(shots / "web-diff.png"))
+        page.click("button:text('Commit')")
+        page.wait_for_selector(".notice >> text=Committed 1 file(s)")
+        page.click("button:text('Merge')")  # asks first; the test says yes
+        page.wait_for_selector(f".notice >> text=Merged ecc/{session} into main")
+        assert (repo / "calc.py").exists()
+        assert watched.problems == []
+    finally:
+        watched.close()
