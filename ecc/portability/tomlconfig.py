@@ -8,7 +8,7 @@ with tomlkit instead, and anything that would not parse to the wanted document i
 
 from __future__ import annotations
 
-import json
+import copy
 from pathlib import Path
 from typing import Any
 
@@ -57,7 +57,7 @@ def edit_mcp_toml(
     if servers is not None and not isinstance(servers, dict):
         raise EccError(f'"{table}" in {what} {path} is not a table; nothing was changed')
     current = servers.get(name) if servers is not None else None
-    wanted = json.loads(json.dumps(before))
+    wanted = copy.deepcopy(before)
     if action == "install":
         if current == entry:
             return IntegrationResult(message=f"{path}: already up to date", location=path)
@@ -71,7 +71,7 @@ def edit_mcp_toml(
     new_text = _toml_text(original or "", (table, name), entry if action == "install" else None)
     if new_text is None or not _parses_to(new_text, wanted, table):
         new_text = _toml_text_rendered(original or "", table, name, entry, action)
-        if not _parses_to(new_text, wanted, table):
+        if new_text is None or not _parses_to(new_text, wanted, table):
             raise EccError(f"{what} {path} cannot be edited safely; nothing was changed")
     if action == "uninstall" and not new_text and real != path:
         new_text = "\n"  # a linked file is kept, never deleted
@@ -127,9 +127,16 @@ def _toml_text(original: str, path: tuple[str, str], entry: dict[str, Any] | Non
 
 def _toml_text_rendered(
     original: str, table: str, name: str, entry: dict[str, Any], action: str
-) -> str:
+) -> str | None:
     """The edit made by tomlkit on the parsed document, for a file whose entry is not written
-    as ecc writes it (an inline table, dotted keys, sub-tables)."""
+    as ecc writes it (an inline table, dotted keys, sub-tables); None when tomlkit cannot."""
+    try:
+        return _tomlkit_edit(original, table, name, entry, action)
+    except Exception:  # tomlkit's own errors and its KeyError/TypeError on unusual documents
+        return None
+
+
+def _tomlkit_edit(original: str, table: str, name: str, entry: dict[str, Any], action: str) -> str:
     import tomlkit
 
     document = tomlkit.parse(original)

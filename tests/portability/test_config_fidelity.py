@@ -445,3 +445,7 @@ def test_a_byte_order_mark_and_duplicate_keys_are_handled(tmp_path: Path) -> Non
     path.write_text('{"a": 1, "a": 2}')
     edit_mcp_json(path, "settings file", "mcpServers", ENTRY, "install", False)
     assert json.loads(path.read_text())["a"] == 2
+
+
+def test_dates_and_unusual_values_round_trip(tmp_path: Path) -> None:
+    toml_round_trip(tmp_path / "config.toml", b"when = 1979-05-27T07:32:00Z\n[t]\nx = inf\n")
