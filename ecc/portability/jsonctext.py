@@ -272,7 +272,10 @@ class _Editor:
         else:
             indent = close + self.unit
             body = ("," + self.eol + indent).join(part(k, v, indent) for k, v in added)
-            text = self.eol + indent + body + self.eol + close
+            # an empty container's closing bracket goes on a line of its own; in one holding
+            # only comments, they stay after the new members (so removing those restores it)
+            hollow = self.text[node.start + 1 : node.end - 1] == ""
+            text = self.eol + indent + body + (self.eol + close if hollow else "")
         self.edits.append((node.start + 1, node.start + 1, text))
 
 

@@ -449,3 +449,8 @@ def test_a_byte_order_mark_and_duplicate_keys_are_handled(tmp_path: Path) -> Non
 
 def test_dates_and_unusual_values_round_trip(tmp_path: Path) -> None:
     toml_round_trip(tmp_path / "config.toml", b"when = 1979-05-27T07:32:00Z\n[t]\nx = inf\n")
+
+
+def test_an_object_holding_only_comments_round_trips(tmp_path: Path) -> None:
+    installed = json_round_trip(tmp_path / "s.json", b"{\n  // my settings go here\n}\n")
+    assert installed.endswith("}\n  // my settings go here\n}\n")
