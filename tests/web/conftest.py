@@ -18,7 +18,9 @@ from urllib.parse import urlencode
 import pytest
 
 from ecc.remote.tokens import create_token_file, read_token_file
-from tests.remote.conftest import server_env, write_config
+from tests.remote.conftest import server_env, start_server, write_config
+
+__all__ = ["start_server"]  # the remote tests' fixture: ecc remote serve serves the pages too
 
 START_TIMEOUT = 60.0
 LINK = re.compile(r"sign in at (http://\S+)")
