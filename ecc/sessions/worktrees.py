@@ -142,7 +142,8 @@ def create(repo_root: Path, session_id: str, base_commit: str, config: Config) -
         raise EccError(f"invalid worktree branch name {branch!r} (check worktree_branch_prefix)")
     path = worktree_path(repo_root, session_id, config)
     _private_parent(path, config)
-    git(repo_root, "worktree", "add", "-q", "-b", branch, str(path), base_commit)
+    with _worktrees_lock(repo_root):
+        git(repo_root, "worktree", "add", "-q", "-b", branch, str(path), base_commit)
     return path, branch
 
 
@@ -152,9 +153,10 @@ def restore(repo_root: Path, path: Path, branch: str) -> None:
         repo_root, "rev-parse", "--verify", "-q", f"refs/heads/{branch}", check=False
     ).returncode:
         raise EccError(f"branch {branch} no longer exists; cannot restore its worktree")
-    git(repo_root, "worktree", "prune")
     _private_parent(path)
-    git(repo_root, "worktree", "add", "-q", str(path), branch)
+    with _worktrees_lock(repo_root):
+        git(repo_root, "worktree", "prune")
+        git(repo_root, "worktree", "add", "-q", str(path), branch)
 
 
 def _base_ref(repo_root: Path, base_branch: str | None, base_commit: str | None) -> str:
@@ -341,10 +343,11 @@ def remove(repo_root: Path, path: Path, branch: str, base: str | None) -> Remove
         if pending:
             result.kept_reason = f"worktree has uncommitted changes ({len(pending)} file(s))"
             return result
-        outcome = git(repo_root, "worktree", "remove", str(path), check=False)
-        if outcome.returncode != 0 and path.is_dir():
-            shutil.rmtree(path)
-        git(repo_root, "worktree", "prune", check=False)
+        with _worktrees_lock(repo_root):
+            outcome = git(repo_root, "worktree", "remove", str(path), check=False)
+            if outcome.returncode != 0 and path.is_dir():
+                shutil.rmtree(path)
+            git(repo_root, "worktree", "prune", check=False)
     result.worktree_removed = True
     if branch_exists(repo_root, branch):
         if base and is_merged(repo_root, branch, base):
@@ -372,6 +375,19 @@ def mirror_root() -> Path:
     return paths.data_dir() / "mirrors"
 
 
+def _mirror_lock(mirror: Path) -> _FileLock:
+    return _FileLock(mirror.with_name(mirror.name + ".lock"))
+
+
+def _worktrees_lock(repo_root: Path) -> _FileLock:
+    """One repository's worktree list changes one at a time: ``git worktree add`` reads every
+    other worktree's entry, and fails ("failed to read .git/worktrees/ID/commondir") on one
+    that a concurrent ``add`` has only half made."""
+    from ecc.runtime import paths
+
+    return _FileLock(paths.state_dir() / "locks" / f"worktrees-{repo_key(repo_root)}.lock")
+
+
 def mirror_path(url: str) -> Path:
     slug = re.sub(r"[^A-Za-z0-9._-]+", "-", url.rstrip("/").rsplit("/", 1)[-1]).strip("-")[:40]
     from ecc.runtime.paths import sha256_hex
@@ -380,12 +396,14 @@ def mirror_path(url: str) -> Path:
     return mirror_root() / f"{slug or 'repo'}-{digest}.git"
 
 
-class _MirrorLock:
-    def __init__(self, mirror: Path) -> None:
-        self.file = mirror.with_name(mirror.name + ".lock")
+class _FileLock:
+    """An exclusive ``flock`` on ``file`` (created 0600), held for a ``with`` block."""
+
+    def __init__(self, file: Path) -> None:
+        self.file = file
         self.fd = -1
 
-    def __enter__(self) -> _MirrorLock:
+    def __enter__(self) -> _FileLock:
         import fcntl
         import os
 
@@ -419,7 +437,7 @@ def checkout_from_mirror(
     """Add the session's worktree from this worker's mirror: at ``base_commit`` on a new branch,
     or at the session's own branch when the remote already has it (a resumed session)."""
     branch = branch_name(session_id, config)
-    with _MirrorLock(mirror_path(url)):
+    with _mirror_lock(mirror_path(url)):
         mirror = ensure_mirror(url)
         path = worktree_root(config) / mirror.name.removesuffix(".git") / session_id
         _private_parent(path, config)
@@ -462,7 +480,7 @@ def drop_checkout(path: Path, branch: str) -> None:
     """Remove a worker's worktree and its local branch (the pushed branch is the record)."""
     common = git(path, "rev-parse", "--git-common-dir").stdout.strip()
     mirror = (path / common).resolve() if not Path(common).is_absolute() else Path(common)
-    with _MirrorLock(mirror):
+    with _mirror_lock(mirror):
         git(mirror, "worktree", "remove", "--force", str(path), check=False)
         shutil.rmtree(path, ignore_errors=True)
         git(mirror, "worktree", "prune", check=False)

@@ -227,3 +227,30 @@ def test_an_adapter_refusal_fails_the_session_with_its_reason_alone(
     assert failed.reason.startswith("harness codex refused profile fields (disallowed_tools:")
     log = paths.state_dir() / "logs" / f"{session_id}.runner.log"
     assert "Traceback" not in (log.read_text() if log.exists() else "")
+
+
+def test_concurrent_worktree_adds_of_one_repository_all_succeed(git_repo: Path) -> None:
+    """``git worktree add`` reads every other worktree's entry and fails on one a concurrent
+    add has only half made: ecc serialises a repository's worktree changes."""
+    import sys
+
+    script = (
+        "import sys\n"
+        "from pathlib import Path\n"
+        "from ecc.runtime.config import view\n"
+        "from ecc.sessions import worktrees\n"
+        "head = worktrees.git(Path(sys.argv[1]), 'rev-parse', 'HEAD').stdout.strip()\n"
+        "worktrees.create(Path(sys.argv[1]), sys.argv[2], head, view.view())\n"
+    )
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", script, str(git_repo), f"c{n:011d}"],
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for n in range(16)
+    ]
+    failures = [p.communicate(timeout=120)[1] for p in procs if p.wait(timeout=120) != 0]
+    assert failures == []
+    listed = git(git_repo, "worktree", "list")
+    assert len(listed.splitlines()) == 17

@@ -154,7 +154,8 @@ def test_twenty_sessions_never_more_than_four_running(
     ids = [json.loads(p.communicate(timeout=60)[0])["id"] for p in launchers]
     assert len(set(ids)) == 20
     for sid in ids:
-        assert wait_state(store, sid, "completed", "failed", timeout=90).state.value == "completed"
+        final = wait_state(store, sid, "completed", "failed", timeout=90)
+        assert final.state.value == "completed", (final.reason, store.list_events(sid))
     points = []
     for sid in ids:
         lines = (marks / sid).read_text().split()
