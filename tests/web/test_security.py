@@ -9,7 +9,12 @@ import re
 from tests.web.conftest import Web, run_in, wait_for
 
 PAGES = ["/web/", "/web/approvals", "/web/sessions/0123456789ab"]
-FRAGMENTS = ["/web/-/sessions", "/web/-/approvals", "/web/-/sessions/0123456789ab/events"]
+FRAGMENTS = [
+    "/web/-/sessions",
+    "/web/-/approvals",
+    "/web/-/sessions/0123456789ab/events",
+    "/web/-/sessions/0123456789ab/more",
+]
 ACTIONS = [
     "/web/sessions/0123456789ab/send",
     "/web/sessions/0123456789ab/stop",

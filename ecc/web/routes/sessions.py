@@ -2,9 +2,9 @@
 
 Actions go through the same services as the CLI and the API (``manager.send`` as ``ecc send``,
 ``manager.stop``, ``manager.resume``); a refusal comes back as a notice on the page. Live parts:
-``/web/-/sessions`` (the table, polled), ``/web/-/sessions/{id}`` (state, approval,
-conversation and tool calls, polled) and ``/web/-/sessions/{id}/events`` (output as
-server-sent events, the remote API's stream).
+``/web/-/sessions`` (the table, polled), ``/web/-/sessions/{id}`` (state and approval, polled),
+``/web/-/sessions/{id}/more`` (conversation and tool calls, polled) and
+``/web/-/sessions/{id}/events`` (output as server-sent events, the remote API's stream).
 """
 
 from __future__ import annotations
@@ -82,6 +82,11 @@ def router(settings: Settings, pool: StorePool, logins: Logins) -> APIRouter:
         session = session_of(session_id)
         context = views.session_panel(pool.get(), session)
         return fragment("_session_panel.html", csrf=login.csrf, **context)
+
+    @routes.get("/web/-/sessions/{session_id}/more")
+    def session_more(login: SignedIn, session_id: SessionId) -> Response:
+        session = find_session(pool.get(), session_id)
+        return fragment("_session_more.html", **views.session_panel(pool.get(), session))
 
     @routes.get("/web/-/sessions/{session_id}/events")
     def session_events(
