@@ -151,15 +151,38 @@ LOWER_ADDED = {
 }
 
 
-_LETTERS_ADDED = "".join(
-    chr(start) if start == end else f"{chr(start)}-{chr(end)}" for start, end in WORD_RANGES_ADDED
-)
+def _class(ranges: tuple[tuple[int, int], ...]) -> str:
+    return "".join(
+        chr(start) if start == end else f"{chr(start)}-{chr(end)}" for start, end in ranges
+    )
+
+
 # A token: a maximal run of letters, numbers, "_" and "-" (Python's \w is exactly \p{L}, \p{N}
 # and "_" of its own Unicode version; tests/vault/test_ranking.py checks every code point).
-# Compiled on first use: an ASCII query never needs it (see tokenize).
-WORD_RUN = LazyPattern(f"[\\w\\-{_LETTERS_ADDED}]+")
+# Compiled on first use. Astral ranges cost the regex engine a comparison each for every
+# character outside \w, so text without astral characters (most non-ASCII text) uses a class
+# without them, and ASCII text the cheapest class (see words); each gives the same runs there.
+WORD_RUN = LazyPattern(f"[\\w\\-{_class(WORD_RANGES_ADDED)}]+")
+_BMP_RUN = LazyPattern(
+    f"[\\w\\-{_class(tuple(pair for pair in WORD_RANGES_ADDED if pair[1] <= 0xFFFF))}]+"
+)
 _ASCII_RUN = LazyPattern(r"[0-9a-z_-]+")
-_UPPER_ADDED = LazyPattern("[" + "".join(map(chr, LOWER_ADDED)) + "]")
+_ASTRAL = LazyPattern("[\U00010000-\U0010ffff]")
+
+
+def _spans(codes: list[int], gap: int = 32) -> tuple[tuple[int, int], ...]:
+    """Sorted codes as a few ranges (nearby ones merged): a cheap superset to search for."""
+    spans: list[list[int]] = []
+    for code in sorted(codes):
+        if spans and code - spans[-1][1] <= gap:
+            spans[-1][1] = code
+        else:
+            spans.append([code, code])
+    return tuple((start, end) for start, end in spans)
+
+
+# Where a capital of LOWER_ADDED may be (four ranges; translate then maps exactly the capitals)
+_UPPER_ADDED = LazyPattern(f"[{_class(_spans(list(LOWER_ADDED)))}]")
 _LOWER_TABLE = {upper: chr(lower) for upper, lower in LOWER_ADDED.items()}
 
 
@@ -175,6 +198,8 @@ def words(lowered: str) -> list[str]:
     """The maximal runs of letters, numbers, ``_`` and ``-`` of lower-cased text, in order."""
     if lowered.isascii():  # the same runs, from a pattern that is cheap to compile
         return _ASCII_RUN.findall(lowered)
+    if _ASTRAL.search(lowered) is None:
+        return _BMP_RUN.findall(lowered)
     return WORD_RUN.findall(lowered)
 
 
