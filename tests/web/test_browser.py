@@ -177,6 +177,19 @@ def test_phone_width_inbox_and_hostile_output(server, browser, shots: Path) -> N
         assert "<img src=x onerror=alert(2)>" in text and "\\x1b[31mred" in text
         assert page.title() != "pwned" and page.locator("#output img").count() == 0
 
+        flood_gate = web.root / "gate-flood"
+        flood = start(
+            web, f"while [ ! -e {flood_gate} ]; do sleep 0.05; done; seq 1 2600", "--harness",
+            "shell",
+        )  # fmt: skip
+        page.goto(f"{web.url}/web/sessions/{flood}")
+        page.wait_for_selector("#stream-state >> text=Live")
+        flood_gate.touch()
+        page.wait_for_selector("#stream-state >> text=The session ended.")
+        kept = page.locator("#output span.line")
+        assert kept.count() <= 2000 and kept.last.inner_text() == "2600"  # bounded in the page
+        assert int(kept.first.inner_text()) > 600
+
         gate = web.root / "gate-phone"
         gate.touch()
         held = start(web, held_call_task(gate), "--harness", "shell")

@@ -49,19 +49,34 @@
     var keep = parseInt(pre.getAttribute("data-keep") || "2000", 10);
     var status = document.getElementById("stream-state");
     var source = new EventSource(pre.getAttribute("data-stream"));
-    source.addEventListener("line", function (event) {
-      var line = JSON.parse(event.data);
-      var span = document.createElement("span");
-      span.className = line.stream === "stderr" ? "line err" : "line";
-      span.textContent = shown(line.line);
+    var pending = [];
+    function flush() {
+      // one layout per frame, however many lines arrived in it
+      if (!pending.length) { return; }
       var follow = pre.scrollTop + pre.clientHeight >= pre.scrollHeight - 4;
-      pre.appendChild(span);
-      pre.appendChild(document.createTextNode("\n"));
-      while (pre.childNodes.length > keep * 2) { pre.removeChild(pre.firstChild); }
+      var batch = document.createDocumentFragment();
+      pending.forEach(function (line) {
+        var span = document.createElement("span");
+        span.className = line.stream === "stderr" ? "line err" : "line";
+        span.textContent = shown(line.line);
+        batch.appendChild(span);
+        batch.appendChild(document.createTextNode("\n"));
+      });
+      pending = [];
+      pre.appendChild(batch);
+      var extra = pre.childNodes.length - keep * 2;
+      while (extra-- > 0) { pre.removeChild(pre.firstChild); }
       if (follow) { pre.scrollTop = pre.scrollHeight; }
+    }
+    source.addEventListener("line", function (event) {
+      if (!pending.length) { window.requestAnimationFrame(flush); }
+      pending.push(JSON.parse(event.data));
+      // a hidden tab gets no frames: keep only what the page would show
+      if (pending.length > keep * 2) { pending = pending.slice(-keep); }
     });
     source.addEventListener("end", function () {
       source.close();
+      if (pending.length) { flush(); }
       if (status) { status.textContent = "The session ended."; }
     });
     source.onerror = function () {
