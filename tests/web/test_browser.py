@@ -177,6 +177,12 @@ def test_phone_width_inbox_and_hostile_output(server, browser, shots: Path) -> N
         assert "<img src=x onerror=alert(2)>" in text and "\\x1b[31mred" in text
         assert page.title() != "pwned" and page.locator("#output img").count() == 0
 
+        background = "getComputedStyle(document.body).backgroundColor"
+        light = page.evaluate(background)
+        page.emulate_media(color_scheme="dark")  # prefers-color-scheme: dark
+        assert page.evaluate(background) != light
+        page.emulate_media(color_scheme="light")
+
         flood_gate = web.root / "gate-flood"
         flood = start(
             web, f"while [ ! -e {flood_gate} ]; do sleep 0.05; done; seq 1 2600", "--harness",

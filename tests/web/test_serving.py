@@ -9,7 +9,10 @@ import sys
 from pathlib import Path
 
 from tests.remote.conftest import Server, server_env, write_config
+from tests.remote.test_tls import certificate
 from tests.web.conftest import LINK
+
+__all__ = ["certificate"]  # the TLS tests' self-signed certificate fixture
 
 
 def test_ecc_web_refuses_a_non_loopback_address_without_tls(tmp_path: Path) -> None:
@@ -71,3 +74,25 @@ def test_the_pages_are_served_by_ecc_remote_serve_too(start_server) -> None:
     assert page.status == 200 and b"<h1>Sessions</h1>" in page.raw
     assert server.call("GET", "/v1/sessions").status == 200  # the API as before
     assert "/web/" not in str(server.call("GET", "/openapi.json").body["paths"])
+
+
+def test_over_tls_the_cookie_is_secure(start_server, certificate) -> None:
+    import http.client
+    import ssl
+
+    cert, key = certificate
+    server: Server = start_server(extra_args=["--tls-cert", str(cert), "--tls-key", str(key)])
+    context = ssl.create_default_context(cafile=str(cert))
+    conn = http.client.HTTPSConnection("127.0.0.1", server.port, context=context, timeout=30)
+    try:
+        conn.request(
+            "POST", "/web/signin", body=f"token={server.token}",
+            headers={"Content-Type": "application/x-www-form-urlencoded"},
+        )  # fmt: skip
+        response = conn.getresponse()
+        response.read()
+    finally:
+        conn.close()
+    assert response.status == 303
+    cookie = response.getheader("set-cookie", "")
+    assert "Secure" in cookie and "HttpOnly" in cookie and "SameSite=strict" in cookie
