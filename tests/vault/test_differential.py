@@ -154,7 +154,7 @@ def reference_text(memory: dict) -> str:
 
 
 def id_order(memory_id: str) -> str:  # section 4.2: ICU order of the ID alphabet
-    return memory_id.translate(str.maketrans({"_": "\x01", "-": "\x02"}))
+    return memory_id.translate({ord("_"): "\x01", ord("-"): "\x02"})
 
 
 @pytest.fixture(scope="module")
