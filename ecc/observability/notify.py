@@ -95,13 +95,31 @@ def send(
             from ecc.runtime.config import view as fastconfig
 
             config = fastconfig.view()
-        outcome = _deliver(notification, config, only, force)
+        outcome = _deliver(_linked(notification, config), config, only, force)
     except Exception as exc:  # the caller's session must never suffer from notifications
         _warn(f"notifications could not be sent: {type(exc).__name__}: {exc}")
         return []
     if record:
         _record(notification, config, outcome)
     return [name for name, status in outcome.items() if status.startswith("failed")]
+
+
+def _linked(notification: Notification, config: Any) -> Notification:
+    """With ``web.base_url`` set, a notification about a session carries its page's link (in
+    ``data["url"]`` and as the body's last line): where a person approves, answers or looks."""
+    web = config.get("web") if hasattr(config, "get") else getattr(config, "web", None)
+    base = getattr(web, "base_url", None) if web is not None else None
+    if not base or not notification.session_id:
+        return notification
+    import dataclasses
+    from urllib.parse import quote
+
+    url = f"{base}/web/sessions/{quote(notification.session_id, safe='')}"
+    return dataclasses.replace(
+        notification,
+        body=f"{notification.body}\nOpen: {url}",
+        data={**notification.data, "url": url},
+    )
 
 
 def _deliver(

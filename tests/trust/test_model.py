@@ -218,3 +218,9 @@ def test_a_projects_own_sync_hooks_need_trust(repo: Path) -> None:
     loaded = config.load(cwd=repo, environ={})
     assert loaded.config.sync.hooks == [] and "sync.hooks" in ignored(loaded)
     assert loaded.config.sync.harnesses == ["claude"]  # the rest of [sync] applies
+
+
+def test_a_project_cannot_point_notification_links_elsewhere(repo: Path) -> None:
+    write(project_file(repo), '[web]\nbase_url = "https://phish.example"\n')
+    loaded = config.load(cwd=repo, environ={})
+    assert loaded.config.web.base_url is None and "web.base_url" in ignored(loaded)

@@ -153,6 +153,7 @@ GUARDS: tuple[Guard, ...] = (
     Guard(("notifications", "events"), "silences events", _superset),
     Guard(("notifications", "quiet_hours"), "silences notifications", _is_none),
     Guard(("notifications", "settings"), REDIRECTS.format("notifications (URLs, files)")),
+    Guard(("web", "base_url"), REDIRECTS.format("the links in notifications")),
     Guard(("risk", "enforce"), "turns enforcement off", _is_true),
     Guard(("risk", "fail_closed"), "lets calls through when the hook fails", _is_true),
     Guard(("risk", "max_input_bytes"), "lets more tool calls through unscored", _not_lower),

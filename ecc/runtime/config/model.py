@@ -243,6 +243,24 @@ class SyncSettings(_Strict):
         return None if value is None else _project_relative(value, "a sync source")
 
 
+class WebSettings(_Strict):
+    """``[web]``: where people reach ``ecc web``, so notifications can link to a session."""
+
+    base_url: str | None = None  # e.g. https://ecc.example.org:8787 (the pages are under /web/)
+
+    @field_validator("base_url")
+    @classmethod
+    def _http(cls, value: str | None) -> str | None:
+        from urllib.parse import urlsplit
+
+        if value is None:
+            return None
+        parts = urlsplit(value)
+        if parts.scheme not in ("http", "https") or not parts.hostname or " " in value:
+            raise ValueError(f"{value!r} is not an http(s) URL")
+        return value.rstrip("/")
+
+
 class Config(_Strict):
     """The effective configuration; names follow the reference's ``ecc2.toml`` where it has one."""
 
@@ -292,6 +310,7 @@ class Config(_Strict):
     remote: RemoteSettings = Field(default_factory=RemoteSettings)
     worktree: WorktreeSettings = Field(default_factory=WorktreeSettings)
     sync: SyncSettings = Field(default_factory=SyncSettings)
+    web: WebSettings = Field(default_factory=WebSettings)
 
     @field_validator("worktree_branch_prefix")
     @classmethod
