@@ -103,6 +103,10 @@ def read_json(path: Path, what: str) -> tuple[dict[str, Any], str | None]:
     return data, text
 
 
+class CommentsWouldBeLost(EccError):
+    """The JSON edit would remove a comment of the user's; nothing was written."""
+
+
 def json_text(path: Path, what: str, data: dict[str, Any], original: str | None) -> str:
     """``original`` edited in place to hold ``data``: layout, line endings and comments kept
     (a fresh or blank file gets two-space JSON). Refused when a comment would be lost."""
@@ -119,7 +123,7 @@ def json_text(path: Path, what: str, data: dict[str, Any], original: str | None)
     except JsoncError:
         pass
     if comments:
-        raise EccError(
+        raise CommentsWouldBeLost(
             f"{what} {path} has comments this edit would not keep; make the change by hand, "
             "nothing was changed"
         )
@@ -224,8 +228,11 @@ def write_text(path: Path, text: str, mode: int = 0o644) -> None:
     os.replace(tmp, path)
 
 
-def remove_command_hooks(data: dict[str, Any], harness: str) -> dict[str, Any]:
-    """A copy of ``data`` without ecc's entries in ``hooks.EVENT[].hooks[]``."""
+def remove_command_hooks(
+    data: dict[str, Any], harness: str, *, prune: bool = True
+) -> dict[str, Any]:
+    """A copy of ``data`` without ecc's entries in ``hooks.EVENT[].hooks[]``, and (``prune``)
+    without the event lists and ``hooks`` table left empty."""
     data = json.loads(json.dumps(data))
     hooks = data.get("hooks")
     if not isinstance(hooks, dict):
@@ -244,11 +251,11 @@ def remove_command_hooks(data: dict[str, Any], harness: str) -> dict[str, Any]:
             if kept or len(kept) == len(inner):
                 group["hooks"] = kept
                 kept_groups.append(group)
-        if kept_groups or not groups:
+        if kept_groups or not groups or not prune:
             hooks[event] = kept_groups
         else:
             del hooks[event]
-    if not hooks:
+    if not hooks and prune:
         del data["hooks"]
     return data
 
@@ -318,6 +325,26 @@ def edit_hooks_file(
         raise EccError(f"unknown integration action {action!r}")
     if updated is data or updated == data:
         return IntegrationResult(message=f"{path}: already up to date")
+    try:
+        return _write_json_edit(real, path, what, updated, original, dry_run, action, root)
+    except CommentsWouldBeLost:
+        if action != "uninstall":
+            raise
+        # the emptied containers sit next to a comment of the user's: keep them, empty
+        kept = remove_command_hooks(data, harness, prune=False)
+        return _write_json_edit(real, path, what, kept, original, dry_run, action, root)
+
+
+def _write_json_edit(
+    real: Path,
+    path: Path,
+    what: str,
+    updated: dict[str, Any],
+    original: str | None,
+    dry_run: bool,
+    action: str,
+    root: Path | None,
+) -> IntegrationResult:
     return write_json(
         real,
         updated,
@@ -387,15 +414,12 @@ def edit_mcp_json(
             del updated[container]
     else:
         raise EccError(f"unknown integration action {action!r}")
-    result = write_json(
-        real,
-        updated,
-        original,
-        dry_run,
-        delete_if_empty=action == "uninstall",
-        what=what,
-        link=real != path,
-        prune_to=root,
-    )
+    try:
+        result = _write_json_edit(real, path, what, updated, original, dry_run, action, root)
+    except CommentsWouldBeLost:
+        if action != "uninstall" or container in updated:
+            raise
+        updated[container] = {}  # emptied beside a comment of the user's: kept, empty
+        result = _write_json_edit(real, path, what, updated, original, dry_run, action, root)
     result.location = path
     return result
