@@ -48,5 +48,5 @@ def test_the_base_url_must_be_http_or_https() -> None:
     from pydantic import ValidationError
 
     for bad in ("javascript:alert(1)", "ftp://x", "https://", "https://a b"):
-        with pytest.raises(ValidationError, match="web.base_url"):
+        with pytest.raises(ValidationError, match=r"web\.base_url"):
             Config.model_validate({"web": {"base_url": bad}})
