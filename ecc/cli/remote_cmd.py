@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from ecc.cli.output import emit_json, json_option, say
+from ecc.cli.serving import server_options
 
 
 @click.group("remote")
@@ -20,34 +21,7 @@ def remote_group() -> None:
 
 
 @remote_group.command("serve")
-@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
-@click.option(
-    "--port", type=click.IntRange(0, 65535), default=8787, show_default=True, help="0: any free."
-)
-@click.option(
-    "--token-file",
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="File of accepted tokens, one a line (default: $ECC_REMOTE_TOKEN, "
-    "$ECC_REMOTE_TOKEN_FILE, then the file `ecc remote token` made).",
-)
-@click.option("--tls-cert", type=click.Path(dir_okay=False, path_type=Path), help="PEM cert.")
-@click.option("--tls-key", type=click.Path(dir_okay=False, path_type=Path), help="PEM key.")
-@click.option(
-    "--insecure", is_flag=True, help="Allow plain HTTP on a non-loopback address (warns)."
-)
-@click.option(
-    "--max-connections",
-    type=click.IntRange(min=1),
-    default=64,
-    show_default=True,
-    help="Connections beyond this get 503.",
-)
-@click.option(
-    "--log-level",
-    type=click.Choice(["debug", "info", "warning", "error"]),
-    default="info",
-    show_default=True,
-)
+@server_options(insecure=True)
 def serve_command(
     host: str,
     port: int,

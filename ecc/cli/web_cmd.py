@@ -6,29 +6,11 @@ from pathlib import Path
 
 import click
 
+from ecc.cli.serving import server_options
+
 
 @click.command("web")
-@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
-@click.option(
-    "--port", type=click.IntRange(0, 65535), default=8787, show_default=True, help="0: any free."
-)
-@click.option(
-    "--token-file",
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="File of accepted tokens (default: as `ecc remote serve`).",
-)
-@click.option("--tls-cert", type=click.Path(dir_okay=False, path_type=Path), help="PEM cert.")
-@click.option("--tls-key", type=click.Path(dir_okay=False, path_type=Path), help="PEM key.")
-@click.option(
-    "--max-connections", type=click.IntRange(min=1), default=64, show_default=True,
-    help="Requests in progress beyond this get 503.",
-)  # fmt: skip
-@click.option(
-    "--log-level",
-    type=click.Choice(["debug", "info", "warning", "error"]),
-    default="info",
-    show_default=True,
-)
+@server_options(insecure=False)
 def web_command(
     host: str,
     port: int,
