@@ -245,16 +245,20 @@ class DashboardApp(SessionControls, App[None]):
         self._cells[session.id] = cells
 
     def _refresh_ages(self) -> None:
+        """Update the age cells on screen only: with hundreds of young sessions, touching every
+        row each second is most of the idle CPU. A row scrolled into view catches up at the next
+        refresh (within a second), as every row did before."""
         table = self.query_one("#sessions", DataTable)
         now = self.clock()
-        for sid in self._row_order:
+        first = max(int(table.scroll_y), 0)
+        for sid in self._row_order[first : first + table.size.height]:
             session = self.watcher.sessions.get(sid)
             if session is None:
                 continue
-            age = data.row_cells(session, None, self.config, now)["age"]
-            if self._cells[sid]["age"] != age:
-                self._cells[sid]["age"] = age
-                table.update_cell(sid, "age", age)
+            age = data.age_text(session, now)
+            if self._cells[sid]["age"].plain != age:
+                self._cells[sid]["age"] = Text(age)
+                table.update_cell(sid, "age", self._cells[sid]["age"])
 
     def _update_status(self) -> None:
         sessions = list(self.watcher.sessions.values())

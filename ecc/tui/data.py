@@ -110,6 +110,12 @@ def fmt_age(seconds: float | None) -> str:
     return f"{seconds / 86400:.0f}d"
 
 
+def age_text(session: Session, now: datetime) -> str:
+    """The age cell's text: what the dashboard recomputes for every row on screen each second."""
+    created = parse_iso(session.created_at) if session.created_at else None
+    return fmt_age((now - created).total_seconds() if created is not None else None)
+
+
 def fmt_tokens(count: int) -> str:
     if count < 1000:
         return str(count)
@@ -176,15 +182,13 @@ def row_cells(
     tokens = session.input_tokens + session.output_tokens
     token_level = budgets.meter(tokens, token_limit, thresholds).level
     cost_level = budgets.meter(session.cost_usd, cost_limit, thresholds).level
-    created = parse_iso(session.created_at) if session.created_at else None
-    age = (now - created).total_seconds() if created is not None else None
     label = session.name and f"{session.name}: "
     return {
         "id": Text(session.id),
         "state": Text(session.display_state, style=STATE_STYLES.get(session.display_state, "")),
         "harness": Text(one_line(session.harness)),
         "task": Text(one_line(f"{label}{session.task}", width)),
-        "age": Text(fmt_age(age)),
+        "age": Text(age_text(session, now)),
         "worktree": Text(one_line(worktree_text(session))),
         "tokens": Text(fmt_tokens(tokens), style=LEVEL_STYLES[token_level], justify="right"),
         "cost": Text(f"${session.cost_usd:.2f}", style=LEVEL_STYLES[cost_level], justify="right"),

@@ -1,0 +1,68 @@
+"""Young sessions' ages: a second's tick redraws only the age cells on screen, and a row
+scrolled into view shows its current age by the next tick."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+from textual.widgets import DataTable
+
+from ecc.tui import data
+from ecc.tui.app import DashboardApp
+from tests.tui.conftest import drive
+
+SESSIONS = 80
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = data.wall_clock()
+
+    def __call__(self) -> Any:
+        return self.now
+
+
+def _age_cells(table: DataTable) -> dict[str, str]:
+    return {str(key.value): table.get_cell(key, "age").plain for key in table.rows}
+
+
+def test_a_tick_updates_only_the_age_cells_on_screen_and_scrolled_rows_catch_up(sessions):
+    for number in range(SESSIONS):
+        sessions.create(f"task {number}")
+    clock = Clock()
+    app = DashboardApp(interval=3600, clock=clock)  # ticks are driven by the test
+
+    async def scenario(pilot: Any) -> None:
+        table = app.query_one("#sessions", DataTable)
+        assert table.row_count == SESSIONS
+        updated: list[str] = []
+        original = table.update_cell
+
+        def counting(row_key: Any, column_key: Any, value: Any, **kw: Any) -> None:
+            updated.append(str(column_key))
+            original(row_key, column_key, value, **kw)
+
+        table.update_cell = counting  # type: ignore[method-assign]
+        clock.now += timedelta(seconds=5)
+        app.refresh_now()  # one poll at this interval is past the age refresh
+        await pilot.pause()
+        shown = table.size.height
+        assert 0 < updated.count("age") <= shown, (updated.count("age"), shown)
+        newest = app._row_order[0]
+        created = data.parse_iso(sessions.store.get_session(newest).created_at)
+        assert table.get_cell(newest, "age").plain == data.fmt_age(
+            (clock.now - created).total_seconds()
+        )
+        table.scroll_end(animate=False)
+        await pilot.pause()
+        clock.now += timedelta(seconds=5)
+        app.refresh_now()
+        await pilot.pause()
+        oldest = app._row_order[-1]
+        created = data.parse_iso(sessions.store.get_session(oldest).created_at)
+        assert table.get_cell(oldest, "age").plain == data.fmt_age(
+            (clock.now - created).total_seconds()
+        )
+
+    drive(app, scenario)
