@@ -3,7 +3,8 @@
 Builds vaults of N memories (default 1,000 / 5,000 / 50,000; `--sizes 200,1000` to run small)
 in a temporary git repository with an isolated HOME and cache, then prints medians.
 Targets (2-core machine): warm search at 5,000 < 100 ms, at 50,000 < 400 ms; doctor at 5,000
-< 700 ms.
+< 700 ms. The floor printed beside them is a whole-process plain-Python walk of the vault
+(listdir + one lstat a name), what any scan that stats every file costs at least.
 """
 
 from __future__ import annotations
@@ -100,6 +101,20 @@ def settle() -> None:
     time.sleep(2)
 
 
+# The floor: a plain-Python walk that lists every directory and lstats every name, nothing else.
+WALK = """
+import os, sys
+def walk(path):
+    for name in os.listdir(path):
+        child = os.path.join(path, name)
+        if os.path.isdir(child) and not os.path.islink(child):
+            walk(child)
+        else:
+            os.lstat(child)
+walk(sys.argv[1])
+"""
+
+
 def timed(args: list[str], cwd: Path, env: dict[str, str]) -> float:
     started = time.perf_counter()
     subprocess.run(args, cwd=cwd, env=env, check=True, capture_output=True)
@@ -116,7 +131,7 @@ def main() -> None:
     doctor = [ecc, "memory", "doctor"]
     print(
         f"{'memories':>9} {'cold search':>12} {'warm search':>12} {'doctor':>9}"
-        f" {'python -c pass':>14}  (median ms)"
+        f" {'walk floor':>10} {'python -c pass':>14}  (median ms)"
     )
     for size in (int(part) for part in options.sizes.split(",")):
         work = Path(tempfile.mkdtemp(prefix="ecc-vault-bench-"))
@@ -144,9 +159,14 @@ def main() -> None:
             # This VM's speed drifts by up to 1.5x over minutes: the interpreter's own start-up,
             # timed alongside, shows which regime a line was measured in.
             idle = [timed([sys.executable, "-c", "pass"], repo, env) for _ in range(options.runs)]
+            vault = str(repo / ".ecc/memory")
+            walk = [
+                timed([sys.executable, "-c", WALK, vault], repo, env) for _ in range(options.runs)
+            ]
             print(
                 f"{size:>9} {statistics.median(cold):>12.0f} {statistics.median(warm):>12.0f} "
-                f"{statistics.median(doc):>9.0f} {statistics.median(idle):>14.0f}"
+                f"{statistics.median(doc):>9.0f} {statistics.median(walk):>10.0f}"
+                f" {statistics.median(idle):>14.0f}"
             )
         finally:
             shutil.rmtree(work, ignore_errors=True)

@@ -8,6 +8,7 @@ directory descriptors, so a symlink swapped in during an operation is never foll
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Mapping
 from pathlib import Path
 from stat import S_ISDIR, S_ISLNK
@@ -26,6 +27,11 @@ if TYPE_CHECKING:
 GITIGNORE = b"*\n!.gitignore\n"
 GITIGNORE_MAX = 131072
 MAX_DEPTH = 8
+# A stamp is only trusted for a file whose last change (ctime) is older than the scan by more
+# than the coarsest timestamp granularity we expect (a clock tick on Linux, 2 s on FAT): an edit
+# made in the same tick as the scan's stat, keeping the size, would otherwise leave every part of
+# the stamp unchanged and be missed for good. Such a file gets no stamp and is read again.
+RACY_WINDOW_NS = 2_000_000_000
 
 
 class FilesStore:
@@ -34,6 +40,7 @@ class FilesStore:
     def __init__(self, roots: VaultRoots) -> None:
         self.roots = roots
         self._dir_fds: dict[tuple[str, str], int] = {}
+        self._racy_after = 0
 
     # -- roots ---------------------------------------------------------------------------------
 
@@ -137,6 +144,7 @@ class FilesStore:
         except FileNotFoundError:
             return result
         self._dir_fds[(scope, "")] = fd
+        self._racy_after = time.time_ns() - RACY_WINDOW_NS
         self._walk(scope, fd, "", 0, remaining_entries, result)
         return result
 
@@ -151,6 +159,7 @@ class FilesStore:
         names = sorted(os.listdir(fd))
         append = result.documents.append
         stat = os.stat
+        racy_after = self._racy_after
         visited = result.visited
         for name in names:
             if visited >= budget:
@@ -170,6 +179,9 @@ class FilesStore:
                 rel = prefix + name
                 if not rel.isascii() and _printable(rel) != rel:
                     append((_printable(rel), ""))  # not UTF-8: unreadable
+                    continue
+                if info.st_ctime_ns >= racy_after:
+                    append((rel, ""))  # changed too recently for its stamp to be trusted
                     continue
                 stamp = (  # an f-string: twice as fast as str.format, and this runs per file
                     f"{info.st_dev}:{info.st_ino}:{info.st_size}:{info.st_mtime_ns}:{info.st_ctime_ns}"

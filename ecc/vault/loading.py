@@ -49,6 +49,7 @@ INVALID_MESSAGES = {
 }
 
 _REL = operator.itemgetter(0)  # of a scanned (rel, stamp) pair
+_STAMP = operator.itemgetter(1)
 
 
 def validate_scopes(scopes: Any) -> list[str]:
@@ -202,9 +203,11 @@ def _refresh(
             _note_invalid(load, scope, rel, code)
     load.truncated = load.truncated or truncated
     # The listing lets the next refresh skip this work when nothing changed; a truncated
-    # refresh depends on the other scopes' sizes, so it is never taken as settled.
+    # refresh depends on the other scopes' sizes, and a document without a stamp (changed too
+    # recently to trust one, or unreadable) must be read again, so neither is taken as settled.
+    settled = not truncated and all(map(_STAMP, documents))
     scan = {
-        "scan": None if truncated else listing,
+        "scan": listing if settled else None,
         "scan_bytes": load.scanned_bytes - start_bytes,
         "scan_invalid": load.invalid_file_count - start_invalid,
     }
