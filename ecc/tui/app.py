@@ -33,6 +33,7 @@ from ecc.runtime.terminal import sanitize
 from ecc.tui import actions, data
 from ecc.tui.controls import SessionControls
 from ecc.tui.screens import PromptScreen
+from ecc.tui.table import SessionsTable
 
 if TYPE_CHECKING:
     from ecc.contract.types import Config
@@ -133,7 +134,7 @@ class DashboardApp(SessionControls, App[None]):
     def compose(self) -> ComposeResult:
         yield Header(show_clock=False, icon="◆")
         with Vertical():
-            yield DataTable(id="sessions", cursor_type="row", zebra_stripes=True)
+            yield SessionsTable(id="sessions", cursor_type="row", zebra_stripes=True)
             with TabbedContent(id="detail", initial="tab-output"):
                 with TabPane("1 Output", id="tab-output"):
                     yield Log(id="output", max_lines=self.follower.capacity)

@@ -66,3 +66,31 @@ def test_a_tick_updates_only_the_age_cells_on_screen_and_scrolled_rows_catch_up(
         )
 
     drive(app, scenario)
+
+
+def test_an_age_tick_re_renders_only_the_age_cells(sessions, monkeypatch):
+    for number in range(30):
+        sessions.create(f"task {number}")
+    clock = Clock()
+    app = DashboardApp(interval=3600, clock=clock)
+    rendered: list[str] = []
+    original = DataTable._render_cell
+
+    def counting(self: DataTable, row_index: int, column_index: int, *args: Any, **kw: Any) -> Any:
+        if row_index >= 0 and self.id == "sessions":
+            rendered.append(str(self.ordered_columns[column_index].key.value))
+        return original(self, row_index, column_index, *args, **kw)
+
+    monkeypatch.setattr(DataTable, "_render_cell", counting)
+
+    async def scenario(pilot: Any) -> None:
+        await pilot.pause()
+        rendered.clear()
+        clock.now += timedelta(seconds=5)
+        app.refresh_now()
+        await pilot.pause()
+        await pilot.pause()
+        assert "age" in rendered
+        assert set(rendered) == {"age"}, sorted(set(rendered))
+
+    drive(app, scenario)
