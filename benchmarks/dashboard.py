@@ -102,6 +102,11 @@ def main() -> None:
     parser.add_argument("--sessions", type=int, default=500)
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--idle", type=float, default=5.0)
+    parser.add_argument(
+        "--baseline",
+        metavar="DIR",
+        help="also time the dashboard of another checkout (a directory holding its ecc/)",
+    )
     parser.add_argument("--child", choices=("ecc", "floor"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -114,18 +119,24 @@ def main() -> None:
         work = Path(tmp, "work")
         work.mkdir()
         _populate(args.sessions, work)
-        results: dict[str, list[dict[str, float]]] = {"ecc": [], "floor": []}
+        kinds = {"ecc": "ecc", "floor": "floor"}
+        if args.baseline:
+            kinds["baseline"] = "ecc"
+        results: dict[str, list[dict[str, float]]] = {name: [] for name in kinds}
         for _ in range(args.runs):
-            for kind in ("ecc", "floor"):  # interleaved: the machine is shared
+            for name, kind in kinds.items():  # interleaved: the machine is shared
+                run_env = env
+                if name == "baseline":
+                    run_env = {**env, "PYTHONPATH": str(Path(args.baseline).resolve())}
                 out = subprocess.run(
                     [sys.executable, __file__, "--child", kind, "--idle", str(args.idle)],
-                    env=env,
+                    env=run_env,
                     cwd=work,
                     capture_output=True,
                     text=True,
                     check=True,
                 )
-                results[kind].append(json.loads(out.stdout.strip().splitlines()[-1]))
+                results[name].append(json.loads(out.stdout.strip().splitlines()[-1]))
     medians = {
         kind: {m: statistics.median(r[m] for r in runs) for m in ("paint_ms", "idle_cpu_pct")}
         for kind, runs in results.items()
@@ -134,10 +145,10 @@ def main() -> None:
     print(
         f"sessions: {args.sessions} (all under 2 minutes old), {args.runs} runs, idle {args.idle} s"
     )
-    for kind in ("ecc", "floor"):
+    for kind in results:
         m = medians[kind]
         print(
-            f"{kind:>5}: first paint {m['paint_ms']:.0f} ms, idle CPU {m['idle_cpu_pct']:.2f}% "
+            f"{kind:>8}: first paint {m['paint_ms']:.0f} ms, idle CPU {m['idle_cpu_pct']:.2f}% "
             f"of a core ({rows[kind]} rows)"
         )
     ratio = medians["ecc"]["paint_ms"] / medians["floor"]["paint_ms"]
