@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections import Counter
+from operator import itemgetter
+
 from ecc.vault.format import as_slug, id_sort_key
 from ecc.vault.loading import MAX_DIAGNOSTICS, validate_scopes, visibility_clause
 
@@ -11,6 +14,8 @@ if TYPE_CHECKING:
 
     from ecc.vault.service import VaultService
 
+_ID = itemgetter(2)
+
 
 def diagnose(service: VaultService, *, scopes: Any, target_harness: Any) -> dict[str, Any]:
     """``VaultService.doctor``: the vault's problems, in load order, each list bounded."""
@@ -19,40 +24,35 @@ def diagnose(service: VaultService, *, scopes: Any, target_harness: Any) -> dict
         harness = as_slug(target_harness, "target harness") if target_harness else None
         params: dict[str, Any] = {}
         visible = visibility_clause(harness, params)
-        entries: list[tuple[str, str, list[str]]] = []  # (vault path, id, links) load order
+        # (scope, rel, id, links_d) of each valid, visible document, in load order; the
+        # per-document work stays in C (dict lookups, Counter): doctor runs over whole vaults.
+        entries: list[tuple[str, str, str, str]] = []
         for scope_load in load.scopes:
+            scope = scope_load.scope
             rows = {
-                rel: (memory_id, links_d)
-                for rel, memory_id, links_d in scope_load.index.query(
-                    f"SELECT rel, id, links_d FROM docs WHERE code IS NULL{visible}", params
+                row[1]: row
+                for row in scope_load.index.query(
+                    f"SELECT :_scope, rel, id, links_d FROM docs WHERE code IS NULL{visible}",
+                    {**params, "_scope": scope},
                 )
             }
-            for rel in scope_load.included:
-                if rel in rows:
-                    memory_id, links_d = rows[rel]
-                    entries.append(
-                        (
-                            f"{scope_load.scope}:{rel}",
-                            memory_id,
-                            [x for x in links_d.split("\n") if x],
-                        )
-                    )
+            entries.extend(filter(None, map(rows.get, scope_load.included)))
+        counts = Counter(map(_ID, entries))
         paths_by_id: dict[str, list[str]] = {}
-        for path, memory_id, _links in entries:
-            paths_by_id.setdefault(memory_id, []).append(path)
+        if len(counts) < len(entries):
+            for entry_scope, rel, memory_id, _links in entries:
+                if counts[memory_id] > 1:
+                    paths_by_id.setdefault(memory_id, []).append(f"{entry_scope}:{rel}")
         duplicates = sorted(
-            (
-                {"id": memory_id, "paths": paths}
-                for memory_id, paths in paths_by_id.items()
-                if len(paths) > 1
-            ),
+            ({"id": memory_id, "paths": paths} for memory_id, paths in paths_by_id.items()),
             key=lambda item: id_sort_key(str(item["id"])),
         )
         broken = [
-            {"sourceId": memory_id, "targetId": target, "path": path}
-            for path, memory_id, links in entries
-            for target in links
-            if target not in paths_by_id
+            {"sourceId": memory_id, "targetId": target, "path": f"{entry_scope}:{rel}"}
+            for entry_scope, rel, memory_id, links_d in entries
+            if links_d != "\n"
+            for target in links_d.split("\n")
+            if target and target not in counts
         ]
         broken.sort(key=lambda item: id_sort_key(item["sourceId"]))  # stable: load order
         diagnostics = load.diagnostics()

@@ -142,3 +142,28 @@ def test_cached_results_match_a_full_rescan(batches: list, racy: bool) -> None:
     finally:
         files_backend.RACY_WINDOW_NS = saved_window
         shutil.rmtree(work, ignore_errors=True)
+
+
+def test_doctor_lists_duplicates_and_broken_links_in_load_order(make_service, repo: Path) -> None:
+    base = repo / ".ecc/memory"
+    first, second = "mem_20260726_00000000000000000002", "mem_20260726_00000000000000000001"
+    missing = "mem_20260726_00000000000000000009"
+    for scope in ("project", "team"):
+        for memory_id, links, harness in ((first, [missing], "claude"), (second, [], "codex")):
+            memory = full_memory(id=memory_id, scope=scope, links=links, targetHarnesses=[harness])
+            path = base / scope / "notes" / f"{memory_id}.md"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(serialize_memory_document(memory), encoding="utf-8")
+    report = make_service().doctor()
+    assert report["memoryCount"] == 4
+    assert report["duplicateIds"] == [
+        {"id": second, "paths": [f"{scope}:notes/{second}.md" for scope in ("project", "team")]},
+        {"id": first, "paths": [f"{scope}:notes/{first}.md" for scope in ("project", "team")]},
+    ]
+    assert report["brokenLinks"] == [
+        {"sourceId": first, "targetId": missing, "path": f"{scope}:notes/{first}.md"}
+        for scope in ("project", "team")
+    ]
+    codex = make_service().doctor(target_harness="codex")
+    assert (codex["memoryCount"], codex["brokenLinkCount"]) == (2, 0)
+    assert [item["id"] for item in codex["duplicateIds"]] == [second]
