@@ -304,6 +304,9 @@ def server_version() -> str:
 
 def build_server(tools: MemoryTools) -> Any:
     """An SDK low-level ``Server`` that offers only tools (the vault's own, exact schemas)."""
+    from ecc.mcp import sdk
+
+    sdk.prepare()  # before the first SDK import: skip the package's client re-exports
     import anyio
     from mcp.server.lowlevel import Server
     from mcp.shared.exceptions import MCPError
