@@ -44,6 +44,7 @@ def _untrusted_hooks(project: Path) -> list[dict[str, Any]] | None:
 
     from ecc.contract.errors import EccError
     from ecc.runtime.config import model, overrides
+    from ecc.runtime.config.sections import SyncHookSettings
 
     loaded = model.load(cwd=project, overrides=overrides.pairs())
     if not any(item.key == "sync.hooks" for item in loaded.ignored):
@@ -52,8 +53,7 @@ def _untrusted_hooks(project: Path) -> list[dict[str, Any]] | None:
     table = model.parse_toml(model.read_config_bytes(path), path).get("sync") or {}
     try:
         return [
-            model.SyncHookSettings.model_validate(hook).model_dump()
-            for hook in table.get("hooks") or []
+            SyncHookSettings.model_validate(hook).model_dump() for hook in table.get("hooks") or []
         ]
     except ValidationError as exc:
         first = exc.errors()[0]

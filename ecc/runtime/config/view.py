@@ -81,7 +81,7 @@ def _stat_key(path: Path | None) -> list[Any] | None:
 # What gives the configuration its shape and decides what of a project file applies: a
 # checkout that edits them (a new key, a new guard) without a new version number must not be
 # handed a view the old code cached.
-SCHEMA_FILES = (Path(__file__).with_name("model.py"), Path(__file__).with_name("guarded.py"))
+SCHEMA_FILES = tuple(Path(__file__).with_name(n) for n in ("model.py", "sections.py", "guarded.py"))
 
 
 def _inputs(cwd: Path | None, overrides: tuple[str, ...]) -> tuple[str, list[Any]]:
