@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from rich.text import Text
 
 from ecc.runtime.terminal import sanitize
-from ecc.tui import data
+from ecc.tui import data, panes
 
 if TYPE_CHECKING:
     from ecc.contract.types import Config
@@ -145,7 +145,7 @@ def session_diff(session: Session) -> Text:
         session.base_branch,
         session.base_commit,
     )
-    return data.diff_text(text) if text else Text("No changes yet.", "dim")
+    return panes.diff_text(text) if text else Text("No changes yet.", "dim")
 
 
 def merge_check(session: Session) -> tuple[Any, Any]:
@@ -208,4 +208,4 @@ def memory_search(query: str, root: Path) -> Text:
     from ecc.vault.service import open_service
 
     result = open_service(cwd=root).search(query)
-    return Text(f"Memory of {sanitize(root)}:\n", "dim") + data.memory_text(result)
+    return Text(f"Memory of {sanitize(root)}:\n", "dim") + panes.memory_text(result)

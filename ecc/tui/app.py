@@ -30,7 +30,7 @@ from textual.widgets import (
 
 from ecc.contract.errors import EccError
 from ecc.runtime.terminal import sanitize
-from ecc.tui import actions, data
+from ecc.tui import actions, data, panes
 from ecc.tui.controls import SessionControls
 from ecc.tui.screens import PromptScreen
 from ecc.tui.table import SessionsTable
@@ -307,7 +307,7 @@ class DashboardApp(SessionControls, App[None]):
         if session is None:
             details.update(Text("No session selected.", "dim"))
             return
-        details.update(data.details_text(session, self.store.list_messages(session.id)))
+        details.update(panes.details_text(session, self.store.list_messages(session.id)))
 
     def _load_tool_calls(self, force: bool = False) -> None:
         sid = self.selected

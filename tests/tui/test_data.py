@@ -5,7 +5,7 @@ from __future__ import annotations
 from ecc.runtime.config.model import get_config
 from ecc.store.models import State, now_iso
 from ecc.store.open import open_store
-from ecc.tui import data
+from ecc.tui import data, panes
 
 
 def test_an_unchanged_store_costs_one_pragma_and_changes_are_found(store, sessions):
@@ -113,7 +113,7 @@ def test_agent_text_is_inert_in_every_cell(store, sessions):
     task = cells["task"].plain
     assert task.startswith("[link=http://x]n[/link]: [bold red]boom[/]")
     assert "\x1b" not in task and "\u202e" not in task and "\x07" not in task
-    details = data.details_text(current).plain
+    details = panes.details_text(current).plain
     assert "[bold red]boom[/]" in details and "\x1b" not in details
     line = data.output_line({"line": hostile, "stream": "stdout"})
     assert line == "[bold red]boom[/] gone evil"
@@ -148,7 +148,7 @@ def test_session_cells_are_coloured_by_the_session_budget(store, sessions):
 
 def test_details_show_enforcement_and_the_pull_request() -> None:
     from ecc.store.models import Session, State
-    from ecc.tui.data import details_text
+    from ecc.tui.panes import details_text
 
     session = Session(
         id="abc", task="t", harness="claude", state=State.COMPLETED, enforced=True,
