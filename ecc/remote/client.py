@@ -307,7 +307,10 @@ def run_remote(
         if as_json:
             emit_json(session)
         else:
-            say(f"Session started: {session['id']} (remote {remote})")
+            terminal = sys.stdout.isatty()  # as ecc run -d: the bare id for ID=$(...)
+            say(
+                f"Session started: {session['id']} (remote {remote})" if terminal else session["id"]
+            )
         return
     if not as_json:
         say(

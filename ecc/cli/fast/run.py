@@ -71,11 +71,17 @@ def _warn(line: str | None) -> None:
         sys.stderr.write(sanitize(line) + "\n")
 
 
-def started_text(session: Any, as_json: bool) -> str:
-    """What ``ecc run -d`` prints for a started session (``--json``: the session object)."""
+def started_text(session: Any, as_json: bool, terminal: bool | None = None) -> str:
+    """What ``ecc run -d`` prints for a started session: ``--json``, the session object; on a
+    terminal, a sentence; else the bare id, so ``ID=$(ecc run -d …)`` needs no parsing.
+    ``terminal`` defaults to whether stdout is one."""
     from ecc.runtime.terminal import json_text, sanitize
 
-    return json_text(session.as_dict()) if as_json else sanitize(f"Session started: {session.id}")
+    if as_json:
+        return json_text(session.as_dict())
+    if terminal is None:
+        terminal = sys.stdout.isatty()
+    return sanitize(f"Session started: {session.id}" if terminal else session.id)
 
 
 def parse_start(args: list[str]) -> dict[str, Any] | None:
