@@ -8,28 +8,20 @@ replaced by one in memory built from the files, with identical results.
 
 from __future__ import annotations
 
-import json
 import operator
 import sqlite3
 from collections.abc import Sequence
 from pathlib import Path
 
 from ecc.contract.errors import EccError
-from ecc.vault import ranking, unicode17
 from ecc.vault.format import (
     DEFAULT_RECALL_SCOPES,
-    MAX_DOCUMENT_BYTES,
     MEMORY_SCOPES,
     MemoryFormatError,
     as_enum,
-    escape_surrogates,
-    id_sort_key,
-    parse_memory_document,
-    summary,
-    well_formed,
 )
 from ecc.vault.index import ScopeIndex
-from ecc.vault.secrets import find_secrets_in_memory
+from ecc.vault.rowbuild import build_row as _build_row
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing on the hot path
 if TYPE_CHECKING:
@@ -260,55 +252,3 @@ def _note_invalid(load: VaultLoad, scope: str, rel: str, code: str) -> None:
         load.invalid_files.append(
             {"path": f"{scope}:{rel}", "code": code, "message": INVALID_MESSAGES[code]}
         )
-
-
-def _delimited(values: Sequence[str]) -> str:
-    return "\n" + "".join(f"{value}\n" for value in values)
-
-
-def _build_row(store: VaultStore, scope: str, rel: str, stamp: str) -> tuple[Any, ...]:
-    """The index row of one document (``index.COLUMNS``), or an invalid row with its code."""
-
-    def invalid(code: str, nbytes: int) -> tuple[Any, ...]:
-        return (rel, stamp, nbytes, code, *([None] * 15))
-
-    try:
-        text = store.read(scope, rel, MAX_DOCUMENT_BYTES)
-    except Exception:
-        return invalid("invalid-document", 0)
-    nbytes = len(text.encode("utf-8"))
-    try:
-        memory = parse_memory_document(text, rel)
-    except MemoryFormatError:
-        return invalid("invalid-document", nbytes)
-    if memory["scope"] != scope or rel != f"{memory['kind']}s/{memory['id']}.md":
-        return invalid("location-mismatch", nbytes)
-    if find_secrets_in_memory(memory):
-        return invalid("suspected-secret", nbytes)
-    meta = " ".join(
-        [memory["kind"], memory["scope"], memory["sourceHarness"], *memory["targetHarnesses"]]
-    ).lower()  # slugs: ASCII
-    body_l = unicode17.lower(memory["body"])  # from a UTF-8 file: no lone surrogate
-    return (
-        rel,
-        stamp,
-        nbytes,
-        None,
-        memory["id"],
-        id_sort_key(memory["id"]),
-        memory["kind"],
-        memory["status"],
-        memory["updatedAt"],
-        # a title from JSON may hold a lone surrogate, which SQLite cannot store: escaped in the
-        # summary (json.loads restores it), U+FFFD in the matched text (as the query's)
-        escape_surrogates(json.dumps(summary(memory), ensure_ascii=False)),
-        well_formed(unicode17.lower(memory["title"])),
-        _delimited(memory["tags"]),  # slugs: already lower-case ASCII
-        meta,
-        _delimited(memory["targetHarnesses"]),
-        _delimited(memory["links"]),
-        ranking.body_terms(body_l),
-        memory["body"],
-        body_l,
-        len(body_l),
-    )
