@@ -5,16 +5,17 @@ from __future__ import annotations
 import click
 
 from ecc.cli.output import emit_json, json_option, say
+from ecc.runtime.money import format_cost
 
 
 def _line(name: str, scope: dict) -> str:
     tokens, cost = scope["tokens"], scope["cost_usd"]
     token_limit = f"{int(tokens['limit']):,}" if tokens["limit"] else "no budget"
-    cost_limit = f"${cost['limit']:,.2f}" if cost["limit"] else "no budget"
+    cost_limit = format_cost(cost["limit"]) if cost["limit"] else "no budget"
     state = scope.get("budget_state") or scope["state"]
     return (
         f"{name:<12} tokens {int(tokens['used']):>12,} / {token_limit:<12} "
-        f"cost ${cost['used']:>9,.2f} / {cost_limit:<10} {state}"
+        f"cost {format_cost(cost['used']):>10} / {cost_limit:<10} {state}"
     )
 
 

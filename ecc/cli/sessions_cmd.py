@@ -7,6 +7,7 @@ from typing import Any
 import click
 
 from ecc.cli.output import emit_json, json_option, say
+from ecc.runtime.money import format_cost
 
 remote_option = click.option(
     "--remote", metavar="NAME", help="Ask the server NAME (see ecc remote add)."
@@ -137,7 +138,7 @@ def status_command(session_ref: str, as_json: bool) -> None:
         ("Exit", _exit_text(session)),
         ("Output", f"{lines} line(s)"),
         ("Tokens", f"{session.input_tokens} in, {session.output_tokens} out"),
-        ("Cost", f"${session.cost_usd:.4f}"),
+        ("Cost", format_cost(session.cost_usd)),
         ("Heartbeat", _age(session.heartbeat_at)),
         ("Created", session.created_at),
         ("Started", session.started_at or "-"),

@@ -294,7 +294,9 @@ def _raise_level(store: Store, key: str, level: int) -> int | None:
 
 
 def _money(value: float) -> str:
-    return f"${value:,.2f}"
+    from ecc.runtime.money import format_cost
+
+    return format_cost(value)
 
 
 def _describe(scope: dict[str, Any]) -> str:

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
 
+from ecc.runtime.money import format_cost
 from ecc.runtime.terminal import sanitize
 from ecc.sessions.liveness import refresh_liveness
 from ecc.store.models import WAITING, State, iso, parse_iso
@@ -191,7 +192,9 @@ def row_cells(
         "age": Text(age_text(session, now)),
         "worktree": Text(one_line(worktree_text(session))),
         "tokens": Text(fmt_tokens(tokens), style=LEVEL_STYLES[token_level], justify="right"),
-        "cost": Text(f"${session.cost_usd:.2f}", style=LEVEL_STYLES[cost_level], justify="right"),
+        "cost": Text(
+            format_cost(session.cost_usd), style=LEVEL_STYLES[cost_level], justify="right"
+        ),
         "risk": risk_flags(risk_summary, config.risk),
     }
 
@@ -405,7 +408,7 @@ def status_text(
     thresholds = config.budget_alert_thresholds
     meters: tuple[tuple[str, Any, Any, Callable[[Any], str]], ...] = (
         ("tokens", tokens, config.token_budget, fmt_tokens),
-        ("cost", cost, config.cost_budget_usd, lambda value: f"${value:.2f}"),
+        ("cost", cost, config.cost_budget_usd, format_cost),
     )
     for name, used, limit, fmt in meters:
         out.append("  │  " if name == "tokens" else "  ")

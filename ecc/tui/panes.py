@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
 
+from ecc.runtime.money import format_cost
 from ecc.runtime.terminal import sanitize
 from ecc.store.models import WAITING
 from ecc.tui.data import one_line, worktree_text
@@ -49,7 +50,7 @@ def details_text(session: Session, conversation: list[dict[str, Any]] | None = N
         ("PR", session.pr_url or "-"),
         ("Exit", _exit_text(session)),
         ("Tokens", f"{session.input_tokens} in, {session.output_tokens} out"),
-        ("Cost", f"${session.cost_usd:.4f}"),
+        ("Cost", format_cost(session.cost_usd)),
         ("Created", session.created_at),
         ("Ended", session.ended_at or "-"),
     ]

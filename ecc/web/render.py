@@ -68,7 +68,9 @@ def environment() -> Any:
         trim_blocks=True,
         lstrip_blocks=True,
     )
-    env.filters.update(visible=visible, age=age, shorten=shorten)
+    from ecc.runtime.money import format_cost
+
+    env.filters.update(visible=visible, age=age, shorten=shorten, cost=format_cost)
     return env
 
 
