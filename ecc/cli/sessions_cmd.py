@@ -33,13 +33,20 @@ def _age(text: str | None) -> str:
 @click.option(
     "--state", "states", multiple=True, metavar="STATE", help="Only sessions in STATE (repeatable)."
 )
+@click.option(
+    "--repo",
+    metavar="DIR",
+    help="Only sessions of the git repository containing DIR (e.g. --repo .).",
+)
 @json_option
 @remote_option
 def sessions_command(
-    show_all: bool, states: tuple[str, ...], as_json: bool, remote: str | None
+    show_all: bool, states: tuple[str, ...], repo: str | None, as_json: bool, remote: str | None
 ) -> None:
     """List sessions, newest first (active ones unless --all or --state; --state waiting:
     those with a tool call waiting for your decision)."""
+    if remote and repo:
+        raise click.UsageError("--repo applies to this machine's sessions, not --remote")
     if remote:
         from ecc.remote.client import sessions_remote
 
@@ -60,18 +67,53 @@ def sessions_command(
     rows = store.list_sessions(wanted)
     if waiting_only:
         rows = select_waiting(rows, states)
+    if repo is not None:
+        root = _repository_of(repo)
+        rows = [s for s in rows if _session_repository(s) == root]
     if as_json:
         emit_json([s.as_dict() for s in rows])
         return
     if not rows:
         say("No sessions." if show_all or states else "No active sessions (--all shows finished).")
         return
-    for s in rows:
-        label = f" {s.name}" if s.name else ""
+    repositories = [_session_repository(s).name or "-" for s in rows]
+    width = min(max(len("REPOSITORY"), *(len(name) for name in repositories)), 24)
+    say(f"{'ID':<12}  {'STATE':<9} {'HARNESS':<8} {'AGE':>9}  {'REPOSITORY':<{width}}  TASK")
+    for s, repository in zip(rows, repositories, strict=True):
+        label = f"{s.name}: " if s.name else ""
+        task = s.task.splitlines()[0][:60] if s.task else ""
         say(
-            f"{s.id}  {s.display_state:<9} {s.harness:<8} {_age(s.created_at):>9}{label}  "
-            f"{s.task.splitlines()[0][:60]}"
+            f"{s.id:<12}  {s.display_state:<9} {s.harness:<8} {_age(s.created_at):>9}  "
+            f"{repository[:width]:<{width}}  {label}{task}"
         )
+
+
+def _repository_of(directory: str) -> Any:
+    """The top level of the git repository containing ``directory`` (itself outside one)."""
+    import subprocess
+    from pathlib import Path
+
+    from ecc.contract.errors import EccError
+
+    path = Path(directory).expanduser()
+    if not path.is_dir():
+        raise EccError(f"--repo {directory}: no such directory")
+    found = subprocess.run(
+        ["git", "-C", str(path), "rev-parse", "--show-toplevel"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    top = found.stdout.strip() if found.returncode == 0 else ""
+    return Path(top or path).resolve()
+
+
+def _session_repository(session: Any) -> Any:
+    """The repository a session works on (its directory when it was not in one)."""
+    from pathlib import Path
+
+    where = session.repo_root or session.project_dir
+    return Path(where).resolve() if where else Path()
 
 
 @click.command("status")
