@@ -7,9 +7,10 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 ADAPTERS := adapters/claude adapters/codex adapters/opencode adapters/gemini
 PLUGINS  := plugins/ecc-celery
+WHEELHOUSE := $(VENV)/wheelhouse
 SOURCES  := pyproject.toml $(wildcard adapters/*/pyproject.toml) $(wildcard plugins/*/pyproject.toml)
 
-.PHONY: install bytecode demo test lint format e2e bench clean tui-deps services chromium
+.PHONY: install wheelhouse lowest bytecode demo test lint format e2e bench clean tui-deps services chromium
 
 install: $(STAMP) bytecode
 
@@ -18,11 +19,21 @@ install: $(STAMP) bytecode
 bytecode: $(STAMP)
 	@$(BIN)/python -m compileall -q ecc ecc_plugins plugins adapters examples >/dev/null
 
+# Every extra (`all`) and the development tools; the adapters and plugins are the local
+# editable copies that `all` names. The wheelhouse holds the dependencies' wheels so that
+# tests/packaging can install the built distributions into a fresh venv offline.
 $(STAMP): $(SOURCES)
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e ".[dev]" $(foreach a,$(ADAPTERS) $(PLUGINS),-e ./$(a))
+	$(BIN)/python -m pip install --quiet -e ".[all,dev]" $(foreach a,$(ADAPTERS) $(PLUGINS),-e ./$(a))
+	$(MAKE) --no-print-directory wheelhouse
 	touch $(STAMP)
+
+# The dependencies of every distribution with all extras, as wheels (no ecc distribution in it)
+wheelhouse:
+	$(BIN)/python -m pip download --quiet --only-binary=:all: -d $(WHEELHOUSE) \
+		".[all]" $(foreach a,$(ADAPTERS) $(PLUGINS),./$(a))
+	rm -f $(WHEELHOUSE)/ecc_control_plane-* $(WHEELHOUSE)/ecc_adapter_* $(WHEELHOUSE)/ecc_celery-*
 
 demo: install
 	$(BIN)/python examples/demo.py

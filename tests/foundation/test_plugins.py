@@ -30,7 +30,7 @@ def test_lists_first_party_adapters_and_builtins():
         assert rows[name]["distribution"] == f"ecc-adapter-{name}"
         assert rows[name]["loaded"] is True and rows[name]["error"] is None
         assert "ecc_build_command" in rows[name]["hooks"]
-    assert rows["shell"]["distribution"] == "ecc"
+    assert rows["shell"]["distribution"] == "ecc-control-plane"
     assert rows["log"]["group"] == "ecc.notifiers"
 
 

@@ -4,7 +4,7 @@ The install happens when pytest loads this conftest, before the test modules imp
 ``ecc_adapter_cursor``; the directory is put on ``sys.path`` for these imports and on
 ``PYTHONPATH`` for the ``python -m ecc`` subprocesses of these tests only, so ecc finds the
 entry point exactly as after ``pip install examples/ecc-adapter-cursor``, without touching the
-developer's environment or other tests.
+developer's environment or other tests. Offline: the build uses the venv's own setuptools.
 """
 
 from __future__ import annotations
@@ -24,8 +24,8 @@ TARGET = Path(tempfile.mkdtemp(prefix="ecc-cursor-site-"))
 atexit.register(shutil.rmtree, TARGET, True)
 
 subprocess.run(
-    [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--target", str(TARGET),
-     str(PACKAGE)],
+    [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation",
+     "--no-index", "--target", str(TARGET), str(PACKAGE)],
     check=True,
 )  # fmt: skip
 sys.path.insert(0, str(TARGET))
