@@ -90,18 +90,31 @@ def get(key: str, as_json: bool) -> None:
 @click.argument("value")
 @click.option("--user", "scope", flag_value="user", help="Write the user config file.")
 @click.option("--project", "scope", flag_value="project", help="Write <repo>/.ecc/config.toml.")
-def set_(key: str, value: str, scope: str | None) -> None:
+@json_option
+def set_(key: str, value: str, scope: str | None, as_json: bool) -> None:
     """Set KEY to VALUE (parsed as TOML, else a string) in one layer, keeping its other keys."""
     from ecc.runtime.config import model as config
 
     if scope is None:
         raise click.UsageError("say which file to write: --user or --project")
     path = config.set_value(key, value, scope)  # type: ignore[arg-type]
-    say(f"Set {key} in {path}")
+    ignored = []
     if scope == "project":
         ignored = [item for item in config.current().ignored if item.key == key]
-        if ignored:
-            say(f"Note: {key} {ignored[0].reason}: it applies after `ecc trust`", err=True)
+    if as_json:
+        emit_json(
+            {
+                "key": key,
+                "value": config.parse_value(value),
+                "scope": scope,
+                "path": str(path),
+                "applies": not ignored,
+            }
+        )
+    else:
+        say(f"Set {key} in {path}")
+    if ignored:
+        say(f"Note: {key} {ignored[0].reason}: it applies after `ecc trust`", err=True)
 
 
 @config_group.command("path")

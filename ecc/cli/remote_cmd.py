@@ -22,6 +22,12 @@ def remote_group() -> None:
 
 @remote_group.command("serve")
 @server_options(insecure=True)
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="Once listening, print one JSON line on stdout: the url and the server's pid.",
+)
 def serve_command(
     host: str,
     port: int,
@@ -31,13 +37,20 @@ def serve_command(
     insecure: bool,
     max_connections: int,
     log_level: str,
+    as_json: bool,
 ) -> None:
     """Serve the HTTP API (127.0.0.1:8787 by default) until SIGINT/SIGTERM.
 
     The token is never taken from the command line. Only repositories under
     remote.allowed_roots can be targeted.
     """
+    import os
+
     from ecc.remote.server import serve
+
+    def listening(app: object, url: str) -> None:
+        if as_json:  # a script started with port 0 learns the port here
+            emit_json({"url": url, "pid": os.getpid()}, indent=None)
 
     serve(
         host=host,
@@ -48,6 +61,7 @@ def serve_command(
         insecure=insecure,
         max_connections=max_connections,
         log_level=log_level,
+        on_listening=listening,
     )
 
 
@@ -127,9 +141,13 @@ def list_command(as_json: bool) -> None:
 
 @remote_group.command("remove")
 @click.argument("name")
-def remove_command(name: str) -> None:
+@json_option
+def remove_command(name: str, as_json: bool) -> None:
     """Forget the remote NAME (its token file is left alone)."""
     from ecc.remote import remotes
 
     remotes.remove(name)
-    say(f"Remote {name} removed.")
+    if as_json:
+        emit_json({"name": name, "removed": True})
+    else:
+        say(f"Remote {name} removed.")
