@@ -121,9 +121,12 @@ def status_command(session_ref: str, as_json: bool) -> None:
 
 @worktree_group.command("diff")
 @click.argument("session_ref", metavar="ID")
+@click.option("--no-pager", is_flag=True, help="Print straight to the terminal, not a pager.")
 @json_option
-def diff_command(session_ref: str, as_json: bool) -> None:
-    """The session's changes against its base: commits, then uncommitted work."""
+def diff_command(session_ref: str, no_pager: bool, as_json: bool) -> None:
+    """The session's changes against its base: commits, then uncommitted work.
+
+    On a terminal: coloured (unless NO_COLOR is set) and through $PAGER."""
     from ecc.sessions import worktrees
 
     store, _ = _open()
@@ -138,8 +141,9 @@ def diff_command(session_ref: str, as_json: bool) -> None:
     if as_json:
         emit_json({"id": session.id, "diff": text})
         return
-    for line in text.splitlines():
-        say(line)
+    from ecc.cli.paging import show_diff
+
+    show_diff(text, pager=not no_pager)
 
 
 @worktree_group.command("commit")

@@ -25,7 +25,7 @@ def run_on_terminal(
         [*ECC, *args],
         cwd=cwd,
         env=full_env,
-        stdin=subprocess.DEVNULL,
+        stdin=follower,
         stdout=follower,
         stderr=follower,
     )
