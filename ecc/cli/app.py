@@ -8,6 +8,7 @@ loaded only when a name is not a built-in one (or for ``--help``), so ``ecc --ve
 
 from __future__ import annotations
 
+import os
 import sys
 from typing import Any
 
@@ -116,6 +117,10 @@ class LazyGroup(click.Group):
             import importlib
 
             command = getattr(importlib.import_module(module_name), attribute)
+            if "_ECC_COMPLETE" in os.environ:  # a shell asking: session ids, harnesses, profiles
+                from ecc.cli.completion import attach
+
+                attach(command)
             self.add_command(command, name)
             return command
         self._load_plugin_commands()

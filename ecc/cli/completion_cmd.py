@@ -10,7 +10,8 @@ import click
 def completion_command(shell: str) -> None:
     """Print the completion script for SHELL.
 
-    Enable it with, e.g., ``eval "$(ecc completion bash)"`` in ~/.bashrc.
+    Enable it with, e.g., ``eval "$(ecc completion bash)"`` in ~/.bashrc. Beyond commands and
+    options it completes session ids (newest first), harness names and profile names.
     """
     from click.shell_completion import get_completion_class
 
