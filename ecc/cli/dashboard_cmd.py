@@ -27,7 +27,9 @@ def dashboard_command(interval: float, query: str) -> None:
     / search memory, f filter, r refresh, 1-5 panes, q quit.
     """
     from ecc.contract.errors import EccError
+    from ecc.runtime.extras import require_extra
 
+    require_extra("tui", "ecc dashboard", "textual")
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
         raise EccError("ecc dashboard needs a terminal (use ecc sessions --json in scripts)")
     from ecc.tui.app import run

@@ -360,6 +360,14 @@ def build_server(tools: MemoryTools) -> Any:
 
 def main() -> None:
     """Console script: validate the identity, then serve stdio until the client goes away."""
+    from ecc.contract.errors import EccError
+    from ecc.runtime.extras import require_extra
+
+    try:
+        require_extra("mcp", "ecc-memory-mcp", "mcp", "mcp_types")
+    except EccError as exc:
+        sys.stderr.write(f"Error: {exc.message}\n")
+        raise SystemExit(1) from None
     try:
         tools = MemoryTools()
     except StartupError as exc:

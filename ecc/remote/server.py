@@ -81,6 +81,9 @@ def serve(
 ) -> None:
     """Serve until SIGINT/SIGTERM; ``on_listening(app, base_url)`` runs once connections are
     accepted (``ecc web`` prints its sign-in link there)."""
+    from ecc.runtime.extras import require_extra
+
+    require_extra("remote", "ecc remote serve", "fastapi", "uvicorn", "jinja2")
     import uvicorn
 
     from ecc.remote.app import create_app

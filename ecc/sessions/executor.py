@@ -82,6 +82,10 @@ def get_executor(name: str | None = None, config: Config | None = None) -> Execu
     plugins = get_plugins(config)
     executor = plugins.hook.ecc_executor(name=key, config=config)
     if executor is None:
+        if key == "celery":  # the one executor ecc ships outside the core
+            from ecc.runtime.extras import require_extra
+
+            require_extra("celery", "executor 'celery'", "ecc_celery")
         known = sorted(r.name for r in plugins.records if r.group == "ecc.executors" and r.loaded)
         hint = f" (installed: {', '.join(known)})" if known else " (no executor plugin is loaded)"
         raise EccError(f"unknown executor {key!r}{hint}")

@@ -1,7 +1,8 @@
 """The session store on PostgreSQL (psycopg 3): the shared state of a worker pool.
 
-Selected by ``store.url = "postgresql://…"`` (psycopg is installed with ``ecc[celery]`` or
-``pip install 'psycopg[binary]'``). Only plumbing differs from SQLite: ``?`` becomes ``%s``,
+Selected by ``store.url = "postgresql://…"`` (psycopg comes with the ``celery`` extra,
+``ecc-control-plane[celery]``, or ``pip install 'psycopg[binary]'``). Only plumbing differs from
+SQLite: ``?`` becomes ``%s``,
 migration column types are widened (``BIGSERIAL`` ids, ``BIGINT``, ``DOUBLE PRECISION``), the
 schema version lives in the table ``ecc_schema``, ``claim_slot`` and migrations are serialised
 by transaction-scoped advisory locks, and the daemon lock is a session-scoped advisory lock.
@@ -183,10 +184,9 @@ def connect(url: str) -> Any:
     try:
         import psycopg
     except ImportError:
-        raise StoreError(
-            "store.url names PostgreSQL but psycopg is not installed "
-            "(pip install 'psycopg[binary]', or install ecc[celery])"
-        ) from None
+        from ecc.runtime.extras import extra_hint
+
+        raise StoreError(extra_hint("celery", "store.url = postgresql://…")) from None
     try:
         return psycopg.connect(url, autocommit=True, row_factory=_row_factory, connect_timeout=10)
     except psycopg.Error as exc:

@@ -27,6 +27,9 @@ def serve_web(
     max_connections: int,
     log_level: str,
 ) -> None:
+    from ecc.runtime.extras import require_extra
+
+    require_extra("web", "ecc web", "fastapi", "uvicorn", "jinja2")
     from ecc.remote import tokens
     from ecc.remote.remotes import is_loopback
     from ecc.remote.server import serve
