@@ -156,6 +156,15 @@ def has_unsafe_characters(text: str, *, body: bool = False) -> bool:
 
 
 def as_non_empty_string(value: Any, label: str, max_chars: int = 10000) -> str:
+    if (
+        isinstance(value, str)
+        and value.isascii()
+        and value.isprintable()  # ASCII: no control character, the only space is " "
+        and value[:1] not in ("", " ")
+        and value[-1] != " "
+        and len(value) <= max_chars
+    ):
+        return value
     if not isinstance(value, str) or not js_trim(value):
         raise MemoryFormatError(f"{label} must be a non-empty string.")
     trimmed = js_trim(value)
@@ -168,7 +177,14 @@ def as_non_empty_string(value: Any, label: str, max_chars: int = 10000) -> str:
     return trimmed
 
 
+# The validators below first accept the common valid value with one test that implies every
+# check of the general path (a full match of an ASCII pattern is trimmed, short and free of
+# controls); anything else takes the general path, which gives the first problem's message.
+
+
 def as_enum(value: Any, label: str, allowed: tuple[str, ...]) -> str:
+    if value in allowed and isinstance(value, str):
+        return value  # every allowed value is a short trimmed slug
     text = as_non_empty_string(value, label, MAX_SLUG_CHARS)
     if text not in allowed:
         raise MemoryFormatError(f"{label} must be one of: {', '.join(allowed)}.")
@@ -176,6 +192,8 @@ def as_enum(value: Any, label: str, allowed: tuple[str, ...]) -> str:
 
 
 def as_slug(value: Any, label: str) -> str:
+    if isinstance(value, str) and SLUG_RE.compiled.fullmatch(value):
+        return value
     text = as_non_empty_string(value, label, MAX_SLUG_CHARS)
     if not SLUG_RE.fullmatch(text):
         raise MemoryFormatError(f"{label} must be a lowercase letters/numbers slug.")
@@ -183,6 +201,8 @@ def as_slug(value: Any, label: str) -> str:
 
 
 def as_memory_id(value: Any) -> str:
+    if isinstance(value, str) and ID_RE.compiled.fullmatch(value):
+        return value  # at most 132 characters, as MAX_ID_CHARS allows
     text = as_non_empty_string(value, "memory id", MAX_ID_CHARS)
     if not ID_RE.fullmatch(text):
         raise MemoryFormatError(
@@ -216,6 +236,10 @@ def _valid_instant(match: re.Match[str]) -> bool:
 
 
 def as_timestamp(value: Any, label: str) -> str:
+    if isinstance(value, str):
+        match = TIMESTAMP_RE.compiled.fullmatch(value)
+        if match is not None and _valid_instant(match):
+            return value
     text = as_non_empty_string(value, label, MAX_SLUG_CHARS)
     match = TIMESTAMP_RE.fullmatch(text)
     if match is None or not _valid_instant(match):
@@ -299,6 +323,67 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"non-standard JSON constant {name}")
 
 
+# json.loads(value, parse_constant=...) builds a decoder a call; one decoder serves every field.
+_DECODER = json.JSONDecoder(parse_constant=_reject_constant)
+_SCAN_VALUE = _DECODER.scan_once  # type: ignore[attr-defined]  # the C scanner: (value, end)
+_LINE_PREFIXES = tuple((f"{key}: ", obj) for key, obj in FIELDS)
+
+
+def _common_frontmatter(text: str, start: int, end: int) -> dict[str, Any] | None:
+    """The fields of a frontmatter ``text[start:end]`` in the shape every writer produces (the
+    thirteen ``key: <JSON>`` lines in order, LF endings, no padding), else None.
+
+    Each value is decoded in place; what it decodes to is what the line parser would make of
+    the line, since such a line holds nothing for its trimming to remove. Anything else (a
+    stray space, CRLF, a value that is not one JSON value on its line) takes the line parser.
+    """
+    values: dict[str, Any] = {}
+    at = start
+    scan = _SCAN_VALUE
+    for prefix, obj in _LINE_PREFIXES:
+        if not text.startswith(prefix, at):
+            return None
+        line_end = text.find("\n", at, end)
+        if line_end < 0:
+            line_end = end
+        try:
+            value, value_end = scan(text, at + len(prefix))
+        except (ValueError, StopIteration, RecursionError):
+            return None
+        if value_end != line_end:
+            return None
+        values[obj] = value
+        at = line_end + 1
+    return values if at == end + 1 else None
+
+
+def _frontmatter(block: str, source: str) -> dict[str, Any]:
+    """The fields of a frontmatter block, line by line with the reference's rules and messages."""
+    values: dict[str, Any] = {}
+    for line in _LINE_BREAK.split(block):
+        colon = line.find(":")
+        if colon < 1:
+            raise MemoryFormatError(f"Invalid memory frontmatter line in {source}.")
+        key = js_trim(line[:colon])
+        if key not in _FIELD_BY_KEY:
+            raise MemoryFormatError(f"Unknown memory frontmatter field in {source}.")
+        obj_key = _FIELD_BY_KEY[key]
+        if obj_key in values:
+            raise MemoryFormatError(f"Duplicate memory frontmatter field in {source}.")
+        try:
+            values[obj_key] = _DECODER.decode(js_trim(line[colon + 1 :]))
+        except (ValueError, RecursionError):
+            raise MemoryFormatError(
+                f"Memory frontmatter field in {source} must use a JSON value."
+            ) from None
+    missing = [obj for _, obj in FIELDS if obj not in values]
+    if missing:
+        raise MemoryFormatError(
+            f"Memory document {source} is missing fields: {', '.join(missing)}."
+        )
+    return values
+
+
 def parse_memory_document(text: str, source: str = "<memory>") -> dict[str, Any]:
     """Parse ``ecc.memory.v1`` text into a normalized memory.
 
@@ -312,31 +397,9 @@ def parse_memory_document(text: str, source: str = "<memory>") -> dict[str, Any]
     closing = _CLOSING.search(text, start)
     if closing is None:
         raise MemoryFormatError(f"Memory document {source} has no closing frontmatter marker.")
-    block = text[start : closing.start()]
-    values: dict[str, Any] = {}
-    for line in _LINE_BREAK.split(block):
-        colon = line.find(":")
-        if colon < 1:
-            raise MemoryFormatError(f"Invalid memory frontmatter line in {source}.")
-        key = js_trim(line[:colon])
-        if key not in _FIELD_BY_KEY:
-            raise MemoryFormatError(f"Unknown memory frontmatter field in {source}.")
-        obj_key = _FIELD_BY_KEY[key]
-        if obj_key in values:
-            raise MemoryFormatError(f"Duplicate memory frontmatter field in {source}.")
-        try:
-            values[obj_key] = json.loads(
-                js_trim(line[colon + 1 :]), parse_constant=_reject_constant
-            )
-        except (ValueError, RecursionError):
-            raise MemoryFormatError(
-                f"Memory frontmatter field in {source} must use a JSON value."
-            ) from None
-    missing = [obj for _, obj in FIELDS if obj not in values]
-    if missing:
-        raise MemoryFormatError(
-            f"Memory document {source} is missing fields: {', '.join(missing)}."
-        )
+    values = _common_frontmatter(text, start, closing.start())
+    if values is None:
+        values = _frontmatter(text[start : closing.start()], source)
     body = text[closing.end() :]
     if body.startswith("\r\n"):
         body = body[2:]

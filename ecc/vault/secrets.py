@@ -77,6 +77,15 @@ def find_secrets_in_memory(memory: Mapping[str, Any]) -> list[str]:
     The fields are scanned as one text joined by newlines: no pattern matches a newline, and a
     newline is a word boundary just as a string's end is, so the result is the same as field by
     field, with two searches a pattern instead of one a field.
+
+    The JSON form is only built when it can hold a marker the fields lack. It differs from them
+    by its keys and punctuation (no marker there or across them) and by escapes: a backslash
+    (no marker holds one) before ``n``, ``r``, ``t``, ``"`` or ``\\`` (a valid memory holds no
+    other control character). So a marker only the JSON form holds starts with an escape's
+    letter: ``npm_`` after a newline, the only marker starting with n, r or t.
     """
     fields = "\n".join(_strings(memory))
+    lowered = fields.lower()
+    if "\npm_" not in lowered and not any(marker in lowered for marker in _MARKERS):
+        return []
     return _scan([fields, json.dumps(dict(memory), ensure_ascii=False, separators=(",", ":"))])

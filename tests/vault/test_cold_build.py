@@ -1,0 +1,133 @@
+"""The cold index build's shortcuts give exactly the results of the plain code they bypass.
+
+The common frontmatter shape is parsed without the line-by-line parser, the secret scan skips
+the JSON form when it cannot differ, and the index keeps the body compressed: each is checked
+against the exact path on generated and hostile inputs, and the index against the Markdown.
+"""
+
+from __future__ import annotations
+
+import json
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ecc.vault import format as memory_format
+from ecc.vault import secrets as secrets_module
+from ecc.vault.format import MemoryFormatError, parse_memory_document, serialize_memory_document
+from tests.vault.conftest import full_memory
+
+CANONICAL = serialize_memory_document(
+    full_memory(title='Auth "migration" é', tags=["auth", "db"], body="Line one\n\n  two ✓")
+)
+
+# Edits that keep, bend or break the frontmatter: each is (old, new) applied once.
+EDITS = [
+    ("", ""),
+    ('schema: "', 'schema:  "'),
+    ('schema: "', 'schema:"'),
+    ('"\nid:', '" \nid:'),
+    ('"\nid:', '"\r\nid:'),
+    ("\n---\n", "\r\n---\r\n"),
+    ('tags: ["auth","db"]', 'tags: ["auth",\n"db"]'),
+    ('tags: ["auth","db"]', 'tags: [ "auth" , "db" ]'),
+    ('tags: ["auth","db"]', 'tags: ["auth","db"] x'),
+    ('tags: ["auth","db"]', "tags: NaN"),
+    ('tags: ["auth","db"]', "tags: [Infinity]"),
+    ('tags: ["auth","db"]', "tags: [" * 3000 + "]" * 3000),
+    ('tags: ["auth","db"]', 'tags: ["\\u0061uth"]'),
+    ('tags: ["auth","db"]', "tags: [1, true, null]"),
+    ('kind: "note"', 'kind: "note"\nkind: "note"'),
+    ('kind: "note"', 'kind: "note"\nextra: 1'),
+    ('kind: "note"', ""),
+    ('kind: "note"\n', ""),
+    ('kind: "note"', 'kind: "note"\n'),
+    ('kind: "note"', ' kind: "note"'),
+    ('kind: "note"', 'kind : "note"'),
+    ('kind: "note"', 'kind: \ufeff"note"'),
+    ('kind: "note"', 'kind: "note"\u2028'),
+    ('kind: "note"', 'kind: "NOTE"'),
+    ('title: "', 'title: "\\ud800'),
+    ('scope: "project"\ntrust', 'trust: "unreviewed"\nscope: "project"\ntrust'),
+    ('updated_at: "2026-07-26T10:00:00.000Z"', 'updated_at: "2026-07-26T10:00:00.000Z"\n'),
+    ('schema: "ecc.memory.v1"\n', 'schema: "ecc.memory.v1"\nschema: "ecc.memory.v1"\n'),
+]
+
+
+def _outcome(parse, text: str) -> str:
+    """repr of the result (``True`` and ``1`` differ) or the error's message."""
+    try:
+        return repr(parse(text))
+    except MemoryFormatError as exc:
+        return f"error: {exc}"
+
+
+def _exact(text: str) -> dict:
+    """The document through the line-by-line parser only."""
+    original = memory_format._common_frontmatter
+    memory_format._common_frontmatter = lambda *args: None
+    try:
+        return parse_memory_document(text, "doc.md")
+    finally:
+        memory_format._common_frontmatter = original
+
+
+def test_the_common_shape_takes_the_shortcut() -> None:
+    closing = CANONICAL.index("\n---\n", 4)
+    assert memory_format._common_frontmatter(CANONICAL, 4, closing) is not None
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(EDITS), min_size=1, max_size=3))
+def test_shortcut_and_exact_parser_agree(edits: list[tuple[str, str]]) -> None:
+    text = CANONICAL
+    for old, new in edits:
+        text = text.replace(old, new, 1)
+    fast = _outcome(lambda doc: parse_memory_document(doc, "doc.md"), text)
+    assert fast == _outcome(_exact, text)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.text(
+        alphabet=st.sampled_from(list('abkK\u212a"\\:,[]{} -_0123456789\n\t\r"\u00e9')), max_size=40
+    ),
+    st.sampled_from(["title", "tags", "body"]),
+)
+def test_shortcut_and_exact_parser_agree_on_noise(noise: str, field: str) -> None:
+    marker = {"title": 'title: "', "tags": "tags: [", "body": "\n---\n\n"}[field]
+    at = CANONICAL.index(marker) + len(marker)
+    text = CANONICAL[:at] + noise + CANONICAL[at:]
+    fast = _outcome(lambda doc: parse_memory_document(doc, "doc.md"), text)
+    assert fast == _outcome(_exact, text)
+
+
+# Pieces that make or nearly make secret shapes, raw and after JSON escaping ("\n" + "pm_...").
+SECRET_PIECES = [
+    "sk-", "SK-", "sK-", "rk_live_", "_live_", "npm_", "pm_", "hf_", "ghp_", "gho_", "github_pat_",
+    "AIza", "aiza", "xoxb-", "xoxp-", "AKIA", "ASIA", "-----BEGIN RSA PRIVATE KEY-----",
+    "\u212a", "s\u212a-", "\n", "\r", "\t", '"', "\\", " ", "-", "_", "ABCDEFGHIJ", "abcdefghij",
+    "0123456789", "é", "İ",
+]  # fmt: skip
+
+
+def _full_scan(memory: dict) -> list[str]:
+    """The scan without any prefilter: fields and JSON form, every pattern."""
+    fields = "\n".join(secrets_module._strings(memory))
+    form = json.dumps(dict(memory), ensure_ascii=False, separators=(",", ":"))
+    return secrets_module._scan([fields, form], prefilter=False)
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    st.lists(st.sampled_from(SECRET_PIECES), max_size=12),
+    st.lists(st.sampled_from(SECRET_PIECES), max_size=6),
+)
+def test_secret_scan_shortcut_finds_what_the_full_scan_finds(body: list, title: list) -> None:
+    memory = full_memory(body="".join(body) or "x", title="".join(title) or "t")
+    assert secrets_module.find_secrets_in_memory(memory) == _full_scan(memory)
+
+
+def test_a_token_only_the_json_form_shows_is_still_found() -> None:
+    memory = full_memory(body="line\npm_" + "a" * 24)
+    assert secrets_module.find_secrets_in_memory(memory) == ["npm token"] == _full_scan(memory)
