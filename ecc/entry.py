@@ -13,7 +13,7 @@ import sys
 
 
 def main() -> None:
-    args = sys.argv[1:]
+    args = _peel_log_options(sys.argv[1:])
     if args == ["--version"]:
         from ecc import VERSION_TEXT
 
@@ -40,6 +40,33 @@ def main() -> None:
     from ecc.cli.app import main as cli_main
 
     cli_main()
+
+
+def _peel_log_options(args: list[str]) -> list[str]:
+    """Leading ``-v``/``-vv``/``--verbose``/``--log-level LEVEL``, moved to ``ECC_LOG_LEVEL``
+    (which the click app reads as the same options) so the fast paths still answer."""
+    import os
+
+    verbose, level, index = 0, None, 0
+    while index < len(args):
+        arg = args[index]
+        if arg == "--verbose" or (arg.startswith("-v") and set(arg[1:]) == {"v"}):
+            verbose += 1 if arg == "--verbose" else len(arg) - 1
+        elif arg == "--log-level" and index + 1 < len(args) and _level(args[index + 1]):
+            level, index = args[index + 1].lower(), index + 1
+        elif arg.startswith("--log-level=") and _level(arg.partition("=")[2]):
+            level = arg.partition("=")[2].lower()
+        else:
+            break
+        index += 1
+    if index == 0:
+        return args
+    os.environ["ECC_LOG_LEVEL"] = level or ("debug" if verbose > 1 else "info")
+    return args[index:]
+
+
+def _level(name: str) -> bool:
+    return name.lower() in ("debug", "info", "warning", "error")
 
 
 def _quick_exit(status: int) -> None:

@@ -185,13 +185,24 @@ def _apply_overrides(ctx: click.Context, param: click.Parameter, values: tuple[s
     callback=_set_dry_run,
     help="Refuse to write (sets ECC_DRY_RUN=1 for the command, as the reference's router does).",
 )
+@click.option("-v", "--verbose", count=True, help="Log more on stderr: -v info, -vv debug.")
+@click.option(
+    "--log-level",
+    type=click.Choice(["debug", "info", "warning", "error"], case_sensitive=False),
+    help="Log at LEVEL on stderr and in the daemon's and runners' logs (also ECC_LOG_LEVEL).",
+)
 @click.pass_context
-def cli(ctx: click.Context) -> None:
+def cli(ctx: click.Context, verbose: int, log_level: str | None) -> None:
     """ecc: a control plane for AI coding agents.
 
     Portable memory shared by every agent, sessions in their own worktrees, risk scoring of tool
     calls, notifications, and plugins for every harness.
     """
+    from ecc.runtime import logs
+
+    level = logs.level_from_flags(verbose, log_level) or logs.level_from_env()
+    if level:
+        logs.set_level(level)
     if ctx.invoked_subcommand is None:
         if sys.stdin.isatty() and sys.stdout.isatty():  # a person at a terminal: the dashboard
             ctx.invoke(ctx.command.get_command(ctx, "dashboard"))  # type: ignore[attr-defined]

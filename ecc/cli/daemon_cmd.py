@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import logging
-
 import click
 
 from ecc.cli.output import emit_json, json_option, say
@@ -21,22 +19,18 @@ from ecc.cli.output import emit_json, json_option, say
 def daemon_command(once: bool, interval: float | None, as_json: bool) -> None:
     """Watch sessions: fail dead runners, mark stale ones, start queued sessions, prune.
 
-    Logs go to stderr and to <state dir>/logs/daemon.log. SIGTERM or Ctrl-C stops it cleanly.
+    Logs go to stderr and to <state dir>/logs/daemon.log (rotated at 5 MiB, 3 kept; the level
+    of ecc -v/--log-level, else info). SIGTERM or Ctrl-C stops it cleanly.
     Only one daemon may run per store.
     """
-    from ecc.runtime import paths
+    from ecc.runtime import logs, paths
     from ecc.runtime.config.view import view
     from ecc.sessions.daemon import Daemon
     from ecc.store.open import open_store
 
     config = view()
-    logs = paths.ensure_private_dir(paths.state_dir() / "logs")
-    fmt = logging.Formatter("%(asctime)s %(name)s %(levelname)s %(message)s")
-    root = logging.getLogger("ecc")
-    root.setLevel(logging.INFO)
-    for handler in (logging.StreamHandler(), logging.FileHandler(logs / "daemon.log")):
-        handler.setFormatter(fmt)
-        root.addHandler(handler)
+    directory = paths.ensure_private_dir(paths.state_dir() / "logs")
+    logs.to_file(directory / "daemon.log", stderr=True)  # rotating; the level of -v/--log-level
     store = open_store(config=config)
     daemon = Daemon(store, config, interval or config.heartbeat_interval_secs)
     if not once and not as_json:

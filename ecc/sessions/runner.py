@@ -502,9 +502,11 @@ def run_session(session_id: str) -> int:
     validates in full), so a runner starts without importing pydantic while the next
     ``ecc run -d`` may be starting beside it.
     """
+    from ecc.runtime import logs
     from ecc.runtime.config import view as fastconfig
+    from ecc.sessions.executor import runner_log_path
 
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    logs.for_runner(runner_log_path(session_id))  # rotating, when stderr is that log
     return Runner(session_id, fastconfig.view()).run()
 
 
