@@ -22,6 +22,8 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "config": ("ecc.cli.config_cmd", "config_group", "Show, get and set configuration."),
     "trust": ("ecc.cli.trust_cmd", "trust_command", "Approve a repository's .ecc/config.toml."),
     "plugins": ("ecc.cli.plugins_cmd", "plugins_command", "List installed plugins."),
+    "install": ("ecc.cli.install_cmd", "install_command", "Install plugins where ecc runs (pip)."),
+    "uninstall": ("ecc.cli.install_cmd", "uninstall_command", "Uninstall plugins from there."),
     "doctor": ("ecc.cli.doctor_cmd", "doctor_command", "Check the environment ecc runs in."),
     "completion": ("ecc.cli.completion_cmd", "completion_command", "Print shell completion."),
     # memory vault
