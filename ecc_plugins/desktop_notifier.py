@@ -62,3 +62,29 @@ def ecc_notify(notification: Notification, settings: dict[str, Any]) -> None:
     if result.returncode != 0:
         detail = clean(result.stderr, 200) or f"exit status {result.returncode}"
         raise RuntimeError(f"{argv[0]} failed: {detail}")
+
+
+def doctor_checks(config: Any) -> list[dict[str, Any]]:
+    """For ``ecc doctor``: is the program this platform's notifications need on PATH?"""
+    import shutil
+
+    try:
+        program = command("t", "b")[0]
+    except RuntimeError as exc:
+        return [_check(False, str(exc), "choose another notifier in notifications.notifiers")]
+    if shutil.which(program) is None:
+        fix = "install it (e.g. libnotify-bin on Debian/Ubuntu, libnotify on Fedora)"
+        if program == "osascript":
+            fix = "osascript ships with macOS: check PATH"
+        return [_check(False, f"{program} is not on PATH", fix)]
+    return [_check(True, f"{program} found", "")]
+
+
+def _check(ok: bool, detail: str, fix: str) -> dict[str, Any]:
+    return {
+        "name": "notifier desktop",
+        "ok": ok,
+        "detail": detail,
+        "level": "ok" if ok else "fail",
+        "fix": fix,
+    }

@@ -21,7 +21,7 @@ def harness_group() -> None:
     """List harnesses and show their command lines."""
 
 
-def _version(program: str) -> str | None:
+def program_version(program: str) -> str | None:
     """The first line ``PROGRAM --version`` prints, or None if it fails (stdin closed)."""
     try:
         done = subprocess.run(
@@ -66,7 +66,7 @@ def list_command(no_version: bool, as_json: bool) -> None:
                 "profile_fields": sorted(info.profile_fields),
                 "path": path,
                 "on_path": path is not None,
-                "version": _version(path) if path and not no_version else None,
+                "version": program_version(path) if path and not no_version else None,
                 "detected": name in detected,
             }
         )

@@ -1,0 +1,83 @@
+"""``ecc doctor``: harness CLIs, hooks and MCP entries per harness, the daemon, notifiers."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+from tests.conftest import ECC, run_ecc
+
+
+def _bin(tmp_path: Path) -> dict[str, str]:
+    """A PATH with git and a fake ``claude`` (version 9.9.9) and no other harness CLI."""
+    directory = tmp_path / "bin"
+    directory.mkdir()
+    fake = directory / "claude"
+    fake.write_text('#!/bin/sh\n[ "$1" = --version ] && echo "9.9.9 (Claude Code)"\n')
+    fake.chmod(0o755)
+    return {"PATH": f"{directory}:/usr/bin:/bin"}
+
+
+def _doctor(cwd: Path, env: dict[str, str]) -> tuple[int, dict[str, dict]]:
+    result = run_ecc("doctor", "--json", cwd=cwd, env=env)
+    report = json.loads(result.stdout)
+    return result.returncode, {check["name"]: check for check in report["checks"]}
+
+
+def test_harness_cli_hooks_and_mcp_per_harness(git_repo: Path, tmp_path: Path):
+    env = _bin(tmp_path)
+    installed = run_ecc("hooks", "install", "--harness", "claude", "--user", cwd=git_repo, env=env)
+    assert installed.returncode == 0, installed.stderr
+    _, checks = _doctor(git_repo, env)
+    claude = checks["harness claude"]
+    assert claude["ok"] and "9.9.9 (Claude Code)" in claude["detail"]
+    codex = checks["harness codex"]
+    assert codex["level"] == "warn" and "not on PATH" in codex["detail"]
+    assert codex["fix"]
+    hooks = checks["hooks claude"]
+    assert hooks["ok"] and "user" in hooks["detail"]
+    assert "hooks codex" not in checks  # no CLI, nothing to integrate with
+    mcp = checks["mcp claude"]
+    assert mcp["level"] == "warn" and "ecc mcp install --harness claude" in mcp["fix"]
+
+
+def test_daemon_is_reported_with_its_pid(git_repo: Path, tmp_path: Path):
+    env = _bin(tmp_path)
+    _, checks = _doctor(git_repo, env)
+    assert checks["daemon"]["level"] == "warn" and "ecc daemon" in checks["daemon"]["fix"]
+    daemon = subprocess.Popen(
+        [*ECC, "daemon"],
+        cwd=git_repo,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        env=os.environ,
+    )
+    try:
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            _, checks = _doctor(git_repo, env)
+            if checks["daemon"]["ok"]:
+                break
+            time.sleep(0.1)
+        assert checks["daemon"]["ok"] and str(daemon.pid) in checks["daemon"]["detail"]
+    finally:
+        daemon.send_signal(signal.SIGTERM)
+        daemon.communicate(timeout=20)
+
+
+def test_a_notifiers_missing_program_fails_with_a_fix(git_repo: Path, tmp_path: Path):
+    env = _bin(tmp_path)
+    config = Path(os.environ["ECC_CONFIG_DIR"]) / "config.toml"
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text('[notifications]\nnotifiers = ["desktop"]\n')
+    status, checks = _doctor(git_repo, env)
+    desktop = checks["notifier desktop"]
+    assert not desktop["ok"] and desktop["level"] == "fail"
+    assert "notify-send" in desktop["detail"] and desktop["fix"]
+    assert status == 1
+    text = run_ecc("doctor", cwd=git_repo, env=env).stdout
+    assert "FAIL notifier desktop" in text and "fix:" in text
