@@ -3,18 +3,20 @@
 Dataclasses rather than pydantic models: they are built on hot paths (every output line, every
 tool call) and must import in microseconds. Processing a dataclass still costs about half a
 millisecond, and ``ecc hook`` runs before every tool call: so only the types a tool call's hook
-uses are defined here on import; the others live in :mod:`ecc.contract.moretypes` and are
-reached under their names here on first use (``from ecc.contract.types import SyncRule``).
+uses are defined here on import, as dataclasses written by :func:`ecc.contract.plain.plain`
+(importing :mod:`dataclasses` itself would cost that hook about 10 ms); the others live in
+:mod:`ecc.contract.moretypes` and are reached under their names here on first use
+(``from ecc.contract.types import SyncRule``).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from ecc.contract.plain import factory, plain
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (ecc hook imports this)
 if TYPE_CHECKING:  # for type checkers only: defining a Protocol costs every hot path a little
     from pathlib import Path
-    from typing import Protocol
+    from typing import Any, Protocol
 
     class ConfigLike(Protocol):
         """The validated configuration as plugins receive it: a read-only view whose tables
@@ -45,7 +47,7 @@ if TYPE_CHECKING:  # for type checkers only: defining a Protocol costs every hot
     )
 
 
-@dataclass
+@plain()
 class ToolCall:
     """A tool call made by an agent, normalised across harnesses."""
 
@@ -67,33 +69,33 @@ class ToolCall:
         return json.dumps(self.input, sort_keys=True, ensure_ascii=False)
 
 
-@dataclass(frozen=True)
+@plain(frozen=True)
 class RiskContribution:
     amount: float
     reason: str
     scorer: str = ""
 
 
-@dataclass
+@plain()
 class IntegrationRequest:
     kind: str  # hooks | mcp | skills
     action: str  # install | uninstall
     scope: str  # project | user
     project_dir: Path
     dry_run: bool = False
-    options: dict[str, Any] = field(default_factory=dict)
+    options: dict[str, Any] = factory(dict)
 
 
-@dataclass
+@plain()
 class IntegrationResult:
-    changed_files: list[Path] = field(default_factory=list)
+    changed_files: list[Path] = factory(list)
     diff: str = ""
     message: str = ""
     # where the integration lives (the config file edited, the skills directory), when known
     location: Path | None = None
 
 
-@dataclass
+@plain()
 class HookEvent:
     """One invocation of a harness hook (``ecc hook``), normalised by the harness's adapter.
 
@@ -110,7 +112,7 @@ class HookEvent:
     output: str | None = None  # post_tool: what the tool returned, as text
 
 
-@dataclass
+@plain()
 class HookDecision:
     """What ecc decided about one hook event; adapters turn it into the harness's protocol.
 
@@ -125,10 +127,10 @@ class HookDecision:
     action: str = "allow"
     score: float = 0.0
     reason: str = ""
-    reasons: list[str] = field(default_factory=list)  # every scorer contribution's reason
+    reasons: list[str] = factory(list)  # every scorer contribution's reason
 
 
-@dataclass
+@plain()
 class HookResponse:
     """The answer to a harness hook: what ``ecc hook`` prints and its exit status."""
 

@@ -14,23 +14,25 @@ This module imports nothing heavy: ``ecc hook`` uses it on every tool call.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from ecc.contract.plain import factory, plain
 
+TYPE_CHECKING = False  # typing stays unimported: ecc hook scores every tool call
 if TYPE_CHECKING:
+    from typing import Any
+
     from ecc.contract.types import RiskContribution, ToolCall
 
 ACTIONS = ("allow", "review", "require_confirmation", "block")
 
 
-@dataclass
+@plain()
 class RiskAssessment:
     """The score of one call, the action it maps to, and every contribution with its reason."""
 
     score: float
     action: str
-    contributions: list[RiskContribution] = field(default_factory=list)
-    errors: list[str] = field(default_factory=list)  # scorers that raised (name: error)
+    contributions: list[RiskContribution] = factory(list)
+    errors: list[str] = factory(list)  # scorers that raised (name: error)
 
     @property
     def reasons(self) -> list[str]:

@@ -8,13 +8,16 @@ decide whether a move is legal.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from enum import StrEnum
-from typing import Any
 
 from ecc.contract.errors import EccError
+from ecc.contract.plain import factory, plain  # a dataclass without importing dataclasses
+
+TYPE_CHECKING = False  # ecc hook records through the store: typing stays unimported
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+    from typing import Any
 
 
 class State(StrEnum):
@@ -123,7 +126,7 @@ def age_label(text: str | None) -> str:
     return f"{seconds / 3600:.1f}h ago"
 
 
-@dataclass
+@plain()
 class Session:
     """One row of ``sessions`` as plain data (what ``ecc status --json`` prints)."""
 
@@ -173,7 +176,7 @@ class Session:
     heartbeat_at: str | None = None
     # Not a column: the oldest undecided approval of the session, read with it (records.py).
     pending_approval: str | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
+    extra: dict[str, Any] = factory(dict)
 
     @property
     def active(self) -> bool:
