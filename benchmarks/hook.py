@@ -1,11 +1,13 @@
 """Median whole-process wall time of ``ecc hook`` for one Claude Code PreToolUse payload.
 
-Usage: python benchmarks/hook.py [--runs N]   (default 15 runs, after a warm-up that compiles the
-config and plugin caches). Runs with throwaway state, cache and config directories and
-``risk.enforce = true``; each run scores the call, records it in SQLite and answers. The measures
-run in interleaved rounds (one run of each per round), so a shared machine's load falls on all of
-them alike; besides wall time each prints the CPU time (user + system) the process used, which
-load disturbs much less. Target: under 40 ms, 3x the interpreter (``python -c pass``).
+Usage: python benchmarks/hook.py [--runs N] [--baseline DIR]   (default 15 runs, after a warm-up
+that compiles the config and plugin caches). ``--baseline`` also times ``python -m ecc hook`` of
+another checkout (e.g. a ``git worktree`` of the previous commit), with caches of its own. Runs
+with throwaway state, cache and config directories and ``risk.enforce = true``; each run scores
+the call, records it in SQLite and answers. The measures run in interleaved rounds (one run of
+each per round), so a shared machine's load falls on all of them alike; besides wall time each
+prints the CPU time (user + system) the process used, which load disturbs much less. Target:
+under 40 ms, 3x the interpreter (``python -c pass``).
 """
 
 from __future__ import annotations
@@ -47,9 +49,23 @@ def _run(argv: list[str], env: dict[str, str], payload: bytes, cwd: str) -> tupl
     return wall, cpu
 
 
+def _baseline_env(checkout: Path, tmp: str) -> dict[str, str]:
+    """Run ``checkout``'s ecc and adapters ahead of the installed ones, with caches and state
+    of its own (its cache records would not match this checkout's)."""
+    roots = [checkout, *sorted(p for p in (checkout / "adapters").glob("*") if p.is_dir())]
+    return {
+        "PYTHONPATH": os.pathsep.join(str(root) for root in roots),
+        "ECC_STATE_DIR": f"{tmp}/baseline-state",
+        "ECC_CACHE_DIR": f"{tmp}/baseline-cache",
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--runs", type=int, default=15)
+    parser.add_argument(
+        "--baseline", metavar="DIR", help="also time another checkout (a directory holding ecc/)"
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="ecc-bench-hook-") as tmp:
         env = {
@@ -67,12 +83,17 @@ def main() -> None:
             "ecc hook --harness claude (as installed)": [ecc_executable(), *hook],
             "python -m ecc hook --harness claude": [sys.executable, "-m", "ecc", *hook],
         }
+        envs = {label: env for label in commands}
+        if args.baseline:
+            label = f"baseline: python -m ecc hook ({args.baseline})"
+            commands[label] = [sys.executable, "-m", "ecc", *hook]
+            envs[label] = {**env, **_baseline_env(Path(args.baseline).resolve(), tmp)}
         samples: dict[str, list[tuple[float, float]]] = {label: [] for label in commands}
-        for argv in commands.values():  # warm-up: compiles the config and plugin caches
-            _run(argv, env, payload, tmp)
+        for label, argv in commands.items():  # warm-up: compiles the config and plugin caches
+            _run(argv, envs[label], payload, tmp)
         for _ in range(args.runs):
             for label, argv in commands.items():
-                samples[label].append(_run(argv, env, payload, tmp))
+                samples[label].append(_run(argv, envs[label], payload, tmp))
         print(f"load average {os.getloadavg()[0]:.2f}; medians of {args.runs} interleaved runs")
         for label, runs in samples.items():
             wall = statistics.median(run[0] for run in runs)

@@ -30,11 +30,14 @@ from __future__ import annotations
 
 import re
 import shlex
-from typing import Any
 
 from ecc.contract.hookspecs import hookimpl
 from ecc.contract.types import RiskContribution, ToolCall
 from ecc_plugins import guardfiles, riskpatterns, shellwords
+
+TYPE_CHECKING = False  # typing stays unimported: this scores every tool call's hook
+if TYPE_CHECKING:
+    from typing import Any
 
 NAME = "heuristic"
 

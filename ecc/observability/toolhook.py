@@ -2,11 +2,12 @@
 
 A harness runs ``ecc hook --harness NAME`` before every tool call, so this path must stay far
 under 100 ms and must never break the harness. On a warm start it therefore imports neither
-pydantic, stevedore nor the adapter packages: the configuration is the cached view
-(:mod:`ecc.runtime.config.view`), and the plugins are the modules that implement this path's
-hooks, as a full load recorded them (``PluginSet.for_hooks``; an adapter's ``integration``
-module without its package ``__init__``), called through pluggy exactly as on the full path.
-The adapter hooks go to the plugins that declare the harness only (``harness_hook``).
+pydantic, stevedore, pluggy, ``dataclasses``, ``typing`` nor the adapter packages: the
+configuration is the cached view (:mod:`ecc.runtime.config.view`), and the plugins are the
+modules that implement this path's hooks, as a full load recorded them (``PluginSet.for_hooks``;
+an adapter's ``integration`` module without its package ``__init__``), called in the order and
+with the arguments pluggy used on that load (:mod:`ecc.runtime.plugins.direct`). The adapter
+hooks go to the plugins that declare the harness only (``harness_hook``).
 
 Then: parse (adapter) → score (scorers) → decide (``[risk]``) → hold a managed session's
 ``require_confirmation`` call until a person decides (:mod:`ecc.observability.approvals`) →
@@ -23,9 +24,12 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any
 
 from ecc.runtime import paths
+
+TYPE_CHECKING = False  # typing stays unimported: this runs before every tool call
+if TYPE_CHECKING:
+    from typing import Any
 
 HOT_HOOKS = ("ecc_parse_hook_payload", "ecc_hook_response", "ecc_score_tool_call")
 # Set by the runner of a managed session (``ecc.sessions.enforcement``):

@@ -19,7 +19,6 @@ Loaded on its own by ``ecc hook``'s hot path: it imports nothing from its packag
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from ecc.adapterkit import install
 from ecc.adapterkit.hooks import HookProtocol
@@ -31,6 +30,10 @@ from ecc.contract.types import (
     IntegrationRequest,
     IntegrationResult,
 )
+
+TYPE_CHECKING = False  # typing stays unimported: ecc hook loads this module
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["ecc_hook_response", "ecc_install_integration", "ecc_parse_hook_payload"]
 

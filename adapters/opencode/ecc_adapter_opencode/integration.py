@@ -25,7 +25,6 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any
 
 from ecc.adapterkit import install
 from ecc.adapterkit.hooks import HookProtocol
@@ -37,6 +36,10 @@ from ecc.contract.types import (
     IntegrationRequest,
     IntegrationResult,
 )
+
+TYPE_CHECKING = False  # typing stays unimported: ecc hook loads this module
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["ecc_hook_response", "ecc_install_integration", "ecc_parse_hook_payload"]
 

@@ -7,7 +7,10 @@ then what pluggy worked out is written to the start-up cache (:mod:`ecc.runtime.
 
 * ``hook``: for the hooks of a hot path, which module of which plugin implements them (in
   pluggy's order), and which plugins declare which harness. A warm start imports just those
-  modules (an adapter's ``integration`` module without its package) into a fresh manager.
+  modules (an adapter's ``integration`` module without its package) and calls them in pluggy's
+  recorded call order without pluggy (:mod:`ecc.runtime.plugins.direct`), or, when pluggy must
+  call them (a wrapper), registers them in a fresh manager. A module whose file changed since
+  (its mtime and size) makes the record a miss.
 * ``sole``: for a firstresult hook that one plugin answers alone (the memory backend), the
   attribute, the argument names pluggy passes and whether it is a plain implementation. A warm
   start calls that function itself, exactly as pluggy's call of one implementation does.
@@ -32,7 +35,7 @@ if TYPE_CHECKING:
 
     from ecc.runtime.plugins.loader import PluginSet
 
-FORMAT = 3
+FORMAT = 4
 
 
 def _file_stamp(function: Any) -> list[Any] | None:
@@ -56,8 +59,22 @@ def hot_key(config: Any, hooks: tuple[str, ...]) -> str:
 
 
 def read_hot(config: Any, hooks: tuple[str, ...]) -> dict[str, Any] | None:
-    """The recorded modules and harness owners for ``hooks``, or None when not recorded."""
-    return startcache.read("hook", hot_key(config, hooks))
+    """The recorded modules and harness owners for ``hooks``, or None when not recorded or
+    when a recorded module's file changed since (the full path then records it again)."""
+    data = startcache.read("hook", hot_key(config, hooks))
+    if data is None:
+        return None
+    for entry in data.get("modules", ()):
+        stamp = entry.get("stamp")
+        if stamp is None:
+            continue
+        try:
+            st = os.stat(entry["file"])
+        except OSError:
+            return None
+        if [st.st_mtime_ns, st.st_size] != stamp:
+            return None
+    return data
 
 
 def record_hot(plugin_set: PluginSet, config: Any, hooks: tuple[str, ...]) -> dict[str, Any]:
@@ -75,16 +92,54 @@ def record_hot(plugin_set: PluginSet, config: Any, hooks: tuple[str, ...]) -> di
                 continue
             if module is None or not getattr(module, "__file__", None):
                 continue
+            stamp = _file_stamp(impl.function)
             seen[key] = {
                 "plugin": impl.plugin_name,
                 "module": module_name,
                 "file": module.__file__,
+                "stamp": stamp[1:] if stamp is not None else None,
                 "hooks": [hook_name],  # a module of harness hooks only is loaded for its harness
             }
             modules.append(seen[key])
     data = {"modules": modules, "harnesses": plugin_set.harness_owners()}
+    calls = _call_order(pm, hooks, seen)
+    if calls is not None:
+        data["calls"] = calls
     startcache.write("hook", hot_key(config, hooks), data)
     return data
+
+
+def _call_order(
+    pm: Any, hooks: tuple[str, ...], modules: dict[tuple[str, str], dict[str, Any]]
+) -> dict[str, Any] | None:
+    """For each of ``hooks``: whether it is ``firstresult`` and its implementations in pluggy's
+    call order, as (plugin, module, function name, argument names), so that a warm start can
+    call them itself (:mod:`ecc.runtime.plugins.direct`); None when pluggy must call them (a
+    wrapper, a spec with default arguments, an implementation that is not a module function)."""
+    calls: dict[str, Any] = {}
+    for hook_name in hooks:
+        caller = getattr(pm.hook, hook_name)
+        spec = caller.spec
+        if spec is None or getattr(spec, "kwargdefaults", None) or spec.opts.get("historic"):
+            return None
+        impls = []
+        for impl in reversed(caller.get_hookimpls()):
+            function = impl.function
+            module_name = getattr(function, "__module__", None) or ""
+            module = sys.modules.get(module_name)
+            attribute = getattr(function, "__name__", "")
+            if (
+                impl.wrapper
+                or impl.hookwrapper
+                or module is None
+                or getattr(module, attribute, None) is not function
+                or (impl.plugin_name, module_name) not in modules
+                or modules[(impl.plugin_name, module_name)]["stamp"] is None
+            ):
+                return None
+            impls.append([impl.plugin_name, module_name, attribute, list(impl.argnames)])
+        calls[hook_name] = {"firstresult": bool(spec.opts.get("firstresult")), "impls": impls}
+    return calls
 
 
 def load_module(name: str, file: str) -> Any:

@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     import pluggy
 
     from ecc.contract.types import Config
+    from ecc.runtime.plugins.direct import DirectSet
 
 
 def _families() -> dict[str, tuple[str, ...]]:
@@ -205,17 +206,23 @@ class PluginSet:
     @classmethod
     def for_hooks(
         cls, config: Config, hooks: tuple[str, ...], harness: str | None = None
-    ) -> PluginSet:
+    ) -> PluginSet | DirectSet:
         """A set that can answer just ``hooks``, built from the start-up index when it has
         them: only the modules implementing them are imported, each on its own (see
         :mod:`ecc.runtime.plugins.index`), and with ``harness`` given, a module implementing
-        only harness hooks only for the plugins that declare that harness. Otherwise a lazy
-        set of the process, whose load is then recorded for the next start."""
+        only harness hooks only for the plugins that declare that harness; called without
+        pluggy when the index holds pluggy's call order (:mod:`ecc.runtime.plugins.direct`).
+        Otherwise a lazy set of the process, whose load is then recorded for the next start."""
         from ecc.runtime.plugins import index
 
         recorded = index.read_hot(config, hooks)
         if recorded is not None:
             try:
+                from ecc.runtime.plugins import direct
+
+                called_directly = direct.build(recorded, harness, HARNESS_HOOKS)
+                if called_directly is not None:
+                    return called_directly
                 return cls._lean(config, recorded, harness)
             except Exception:  # a module that no longer loads alone: the full path decides
                 pass
