@@ -171,6 +171,10 @@ def test_the_smoke_set_from_wheels(everything: Path, repo: Path) -> None:
     session = run(everything, "ecc", "run", "--harness", "shell", "echo from-a-wheel", cwd=repo)
     assert session.returncode == 0 and "from-a-wheel" in session.stdout, session
 
+    made = run(everything, "ecc", "plugins", "new", "adapter", "probe", cwd=repo.parent)
+    assert made.returncode == 0, made  # the template is in the wheel
+    assert (repo.parent / "ecc-adapter-probe" / "tests" / "test_adapter.py").is_file()
+
     client = run(everything, "python", "-c", MCP_CLIENT, str(everything / "ecc-memory-mcp"),
                  cwd=repo)  # fmt: skip
     assert client.returncode == 0, client
