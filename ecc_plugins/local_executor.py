@@ -45,11 +45,7 @@ class LocalExecutor:
     def interrupt(self, session: Session) -> bool:
         if not self.is_local(session) or not procs.alive(session.runner_pid, session.runner_token):
             return False
-        try:
-            os.kill(session.runner_pid, signal.SIGTERM)  # type: ignore[arg-type]
-        except OSError:
-            return False
-        return True
+        return procs.signal_process(session.runner_pid, signal.SIGTERM)
 
 
 _executor = LocalExecutor()

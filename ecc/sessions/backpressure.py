@@ -20,7 +20,6 @@ paused, the kernel itself wakes the orphaned group (SIGHUP, SIGCONT).
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import os
 import signal
@@ -38,8 +37,6 @@ if TYPE_CHECKING:
     from ecc.sessions.capture import Writer
 
 log = logging.getLogger("ecc.runner")
-
-_ENDING = (1 << (signal.SIGTERM - 1)) | (1 << (signal.SIGINT - 1)) | (1 << (signal.SIGHUP - 1))
 
 
 class Throttle(threading.Thread):
@@ -184,13 +181,12 @@ class Throttle(threading.Thread):
         each harness process wakes up to its signal rather than to more printing."""
         assert self._resume_by is not None
         leader = self.group
-        while not _signal_pending(leader) and time.monotonic() < self._resume_by:
+        while not procs.signal_pending(leader) and time.monotonic() < self._resume_by:
             self._done.wait(self.ACTIVE)
-        with contextlib.suppress(OSError):
-            os.kill(leader, signal.SIGCONT)
-        children = _children(leader)
+        procs.signal_process(leader, signal.SIGCONT)
+        children = procs.children(leader)
         settle = time.monotonic() + (0.2 if children else 0.02)
-        while time.monotonic() < settle and not all(map(_signal_pending, children)):
+        while time.monotonic() < settle and not all(map(procs.signal_pending, children)):
             self._done.wait(self.ACTIVE)
         with self._signals:
             self._resume_by = None
@@ -213,25 +209,3 @@ class Throttle(threading.Thread):
 
 def _size(fds: dict[str, int]) -> int:
     return sum(os.fstat(fd).st_size for fd in fds.values())
-
-
-def _signal_pending(pid: int) -> bool:
-    """Does (stopped) process ``pid`` hold a SIGTERM, SIGINT or SIGHUP it has not acted on?
-    A process that is gone has nothing left to wait for: True."""
-    pending = 0
-    try:
-        with open(f"/proc/{pid}/status") as status:
-            for line in status:
-                if line.startswith(("SigPnd:", "ShdPnd:")):
-                    pending |= int(line.split()[1], 16)
-    except (OSError, ValueError):
-        return True
-    return bool(pending & _ENDING)
-
-
-def _children(pid: int) -> list[int]:
-    try:
-        with open(f"/proc/{pid}/task/{pid}/children") as listing:
-            return [int(child) for child in listing.read().split()]
-    except (OSError, ValueError):
-        return []

@@ -3,7 +3,7 @@
 Every read of sessions (``ecc sessions``, ``ecc status``, ``ecc logs -f``, ``ecc run``'s follow,
 the dashboard, the remote API) and the daemon's recover step call :func:`refresh_liveness`, so
 a killed runner never leaves its session ``running`` and the queue behind it stuck until a
-daemon comes by. It is cheap: one ``/proc`` read per active session whose runner is on this
+daemon comes by. It is cheap: one process lookup per active session whose runner is on this
 host (sessions of other hosts, such as a pool's workers, are judged by their lease instead).
 
 A runner is judged by pid *and* identity token (:mod:`ecc.sessions.procs`), and the row is read
@@ -180,7 +180,7 @@ def _drain_spool(store: Store, session: Session, config: Config) -> bool:
 def _death_signal(pid: int, token: str | None) -> int | None:
     """The signal that killed ``pid`` when it is this process's own unreaped child (the runner
     of an ``ecc run``, or of the server or dashboard that started it); else None (unknown)."""
-    if not pid or token is None or procs.token(pid) != token:  # reaped already, or reused
+    if not pid or not procs.same_process(pid, token):  # reaped already, or reused
         return None
     for _ in range(REAP_TRIES):
         try:

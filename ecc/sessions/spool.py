@@ -199,31 +199,7 @@ def runs_in(directory: Path) -> list[int]:
 def held_by_group(pgid: int, files: dict[str, Path]) -> bool:
     """Does a live process of group ``pgid`` still have one of ``files`` open (a child the
     harness left behind, still able to write)?"""
-    wanted = set()
-    for path in files.values():
-        with contextlib.suppress(OSError):
-            info = os.stat(path)
-            wanted.add((info.st_dev, info.st_ino))
-    if not wanted or pgid <= 1:
-        return False
-    try:
-        pids = [name for name in os.listdir("/proc") if name.isdigit()]
-    except OSError:
-        return procs.group_alive(pgid)  # no procfs: whoever is left may hold them
-    for pid in pids:
-        try:
-            with open(f"/proc/{pid}/stat", "rb") as handle:
-                fields = handle.read().rsplit(b")", 1)[1].split()
-            if fields[2] != str(pgid).encode() or fields[0] in (b"Z", b"X"):
-                continue
-            for fd in os.listdir(f"/proc/{pid}/fd"):
-                with contextlib.suppress(OSError):
-                    info = os.stat(f"/proc/{pid}/fd/{fd}")
-                    if (info.st_dev, info.st_ino) in wanted:
-                        return True
-        except (OSError, IndexError):
-            continue
-    return False
+    return procs.group_holds_open(pgid, files.values())
 
 
 class SpoolLock:
