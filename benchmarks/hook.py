@@ -55,8 +55,8 @@ def _baseline_env(checkout: Path, tmp: str) -> dict[str, str]:
     roots = [checkout, *sorted(p for p in (checkout / "adapters").glob("*") if p.is_dir())]
     return {
         "PYTHONPATH": os.pathsep.join(str(root) for root in roots),
-        "ECC_STATE_DIR": f"{tmp}/baseline-state",
-        "ECC_CACHE_DIR": f"{tmp}/baseline-cache",
+        "ECC_STATE_DIR": f"{tmp}/state",
+        "ECC_CACHE_DIR": f"{tmp}/cache",
     }
 
 
@@ -84,10 +84,12 @@ def main() -> None:
             "python -m ecc hook --harness claude": [sys.executable, "-m", "ecc", *hook],
         }
         envs = {label: env for label in commands}
-        if args.baseline:
-            label = f"baseline: python -m ecc hook ({args.baseline})"
-            commands[label] = [sys.executable, "-m", "ecc", *hook]
-            envs[label] = {**env, **_baseline_env(Path(args.baseline).resolve(), tmp)}
+        if args.baseline:  # both through PYTHONPATH: its entries slow every import alike
+            for name, checkout in (("this", Path(__file__).parent.parent), ("baseline", None)):
+                root = Path(args.baseline) if checkout is None else checkout
+                label = f"{name}: python -m ecc hook ({root.resolve()}, on PYTHONPATH)"
+                commands[label] = [sys.executable, "-m", "ecc", *hook]
+                envs[label] = {**env, **_baseline_env(root.resolve(), f"{tmp}/{name}")}
         samples: dict[str, list[tuple[float, float]]] = {label: [] for label in commands}
         for label, argv in commands.items():  # warm-up: compiles the config and plugin caches
             _run(argv, envs[label], payload, tmp)
@@ -99,6 +101,8 @@ def main() -> None:
             wall = statistics.median(run[0] for run in runs)
             cpu = statistics.median(run[1] for run in runs)
             print(f"{label:<44} {wall:7.1f} ms wall {cpu:7.1f} ms CPU")
+        if args.baseline:
+            print("(the PYTHONPATH rows import through its extra entries: compare them together)")
 
 
 if __name__ == "__main__":

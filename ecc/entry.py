@@ -24,7 +24,7 @@ def main() -> None:
 
         status = hook_main(args[1:])
         if status is not None:
-            sys.exit(status)
+            _quick_exit(status)  # the store is closed and the answer written
     if args[:1] in (["run"], ["start"], ["run-session"]):  # starting sessions and runners
         from ecc.cli.fast.run import main as run_main
 

@@ -48,6 +48,11 @@ def load(cwd: Path | None = None, harness: str | None = None) -> tuple[Any, Any]
 
 
 def plugins_for(config: Any, harness: str | None) -> Any:
+    from ecc.runtime.plugins import direct
+
+    recorded = direct.from_record(config, HOT_HOOKS, harness)
+    if recorded is not None:
+        return recorded
     from ecc.runtime.plugins.loader import PluginSet
 
     return PluginSet.for_hooks(config, HOT_HOOKS, harness)

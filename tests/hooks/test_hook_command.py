@@ -308,14 +308,15 @@ def test_installed_claude_command_runs_as_written(git_repo: Path) -> None:
 
 def test_plain_hook_command_line_skips_click_and_other_forms_still_work() -> None:
     probe = (
-        "import sys, json\n"
+        "import os, sys, json\n"
         "sys.argv = ['ecc', 'hook', '--harness=claude']\n"
         "from ecc.entry import main\n"
-        "try:\n"
-        "    main()\n"
-        "except SystemExit as done:\n"
-        "    status = done.code\n"
-        "print(json.dumps({'status': status, 'click': 'click' in sys.modules}))\n"
+        "quick_exit = os._exit\n"
+        "def report(status):\n"
+        "    print(json.dumps({'status': status, 'click': 'click' in sys.modules}), flush=True)\n"
+        "    quick_exit(status)\n"
+        "os._exit = report\n"
+        "main()\n"
     )
     done = subprocess.run(
         [sys.executable, "-c", probe],

@@ -18,18 +18,31 @@ from pathlib import Path
 
 from tests.foundation.test_plugins import make_distribution
 
-HEAVY = ("pluggy", "dataclasses", "inspect", "typing")
+# what a warm hook needs none of: pluggy and the modules it brings, the loader (with the hook
+# specs and stevedore's discovery behind it) and importlib.util
+HEAVY = (
+    "pluggy",
+    "dataclasses",
+    "inspect",
+    "typing",
+    "ecc.runtime.plugins.loader",
+    "importlib.util",
+)
 PROBE = """
-import json, sys
+import json, os, sys
 from ecc.entry import main
+
+def report(status, ended):
+    heavy = sorted(name for name in HEAVY if name in sys.modules)
+    report = {"status": status, "heavy": heavy, "ended": ended}
+    print(json.dumps(report), file=sys.stderr, flush=True)
+
+quick_exit = os._exit
+os._exit = lambda status: (report(status, "quick"), quick_exit(status))
 try:
     main()
-except SystemExit as end:
-    status = end.code
-else:
-    status = 0
-heavy = sorted(name for name in HEAVY if name in sys.modules)
-print(json.dumps({"status": status, "heavy": heavy}), file=sys.stderr)
+except SystemExit as end:  # the interpreter's teardown would follow
+    report(end.code, "SystemExit")
 """.replace("HEAVY", repr(HEAVY))
 
 SCORER = """
@@ -58,7 +71,8 @@ def claude_pre(command: str, call_id: str) -> str:
 
 
 def hook(payload: str, env: dict[str, str] | None = None) -> tuple[int, str, list[str]]:
-    """(exit status, stdout, heavy modules imported) of one ``ecc hook`` process."""
+    """(exit status, stdout, heavy modules imported) of one ``ecc hook`` process, which ends
+    without the interpreter's teardown (the answer is written, the store closed)."""
     done = subprocess.run(
         [sys.executable, "-c", PROBE, "hook", "--harness", "claude"],
         input=payload,
@@ -68,6 +82,7 @@ def hook(payload: str, env: dict[str, str] | None = None) -> tuple[int, str, lis
         timeout=60,
     )
     report = json.loads(done.stderr.strip().splitlines()[-1])
+    assert (report["ended"], done.returncode) == ("quick", report["status"])
     return report["status"], done.stdout, report["heavy"]
 
 

@@ -116,6 +116,21 @@ class DirectSet:
         return DirectCaller(hook, impls, self._firstresult[hook])
 
 
+def from_record(config: Any, hooks: tuple[str, ...], harness: str | None) -> DirectSet | None:
+    """The :class:`DirectSet` for ``hooks`` from the start-up index, or None (not recorded, or
+    not callable without pluggy): without importing the loader, whose own import a warm
+    ``ecc hook`` does not need."""
+    from ecc.runtime.plugins import index
+
+    recorded = index.read_hot(config, hooks)
+    if recorded is None or not isinstance(recorded.get("harness_hooks"), list):
+        return None
+    try:
+        return build(recorded, harness, frozenset(recorded["harness_hooks"]))
+    except Exception:  # a module that no longer loads alone: the loader's paths decide
+        return None
+
+
 def build(recorded: dict[str, Any], harness: str | None, harness_hooks: frozenset[str]) -> Any:
     """The :class:`DirectSet` of ``recorded`` (for ``harness``: its own adapter's modules), or
     None when the record cannot stand for pluggy's answer (no call order recorded, a function

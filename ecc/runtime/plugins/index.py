@@ -104,7 +104,10 @@ def record_hot(plugin_set: PluginSet, config: Any, hooks: tuple[str, ...]) -> di
     data = {"modules": modules, "harnesses": plugin_set.harness_owners()}
     calls = _call_order(pm, hooks, seen)
     if calls is not None:
+        from ecc.runtime.plugins.loader import HARNESS_HOOKS
+
         data["calls"] = calls
+        data["harness_hooks"] = sorted(HARNESS_HOOKS.intersection(hooks))
     startcache.write("hook", hot_key(config, hooks), data)
     return data
 
@@ -147,12 +150,14 @@ def load_module(name: str, file: str) -> Any:
     module = sys.modules.get(name)
     if module is not None:
         return module
-    import importlib.util
+    # importlib.util's own two functions, without its import (~1.5 ms of every ecc hook)
+    from importlib._bootstrap import module_from_spec
+    from importlib._bootstrap_external import spec_from_file_location
 
-    spec = importlib.util.spec_from_file_location(name, file)
+    spec = spec_from_file_location(name, file)
     if spec is None or spec.loader is None:
         raise ImportError(f"cannot load {name} from {file}")
-    module = importlib.util.module_from_spec(spec)
+    module = module_from_spec(spec)
     sys.modules[name] = module
     try:
         spec.loader.exec_module(module)
