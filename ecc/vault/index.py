@@ -19,51 +19,52 @@ import sqlite3
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
+from ecc.vault import packed
+
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing on the hot path
 if TYPE_CHECKING:
     from typing import Any
 
-INDEX_VERSION = "ecc-memory-index-2"
+INDEX_VERSION = "ecc-memory-index-3"
 
 COLUMNS = (
     "rel",
     "stamp",
     "nbytes",
     "code",
-    "id",
-    "id_key",
+    "id_key",  # the id follows from it (a generated column): ``format.id_sort_key``
     "kind",
     "status",
     "updated_at",
-    "summary",
     "title_l",
     "tags_d",
     "meta_l",
     "targets_d",
     "links_d",
-    "terms",
-    "body",
-    "body_l",
-    "body_len",
+    "packed",  # ``ecc.vault.packed``: the summary and body, in the ``packed`` table
+    "terms",  # the body's word counts, kept in memory for the segment build, never stored
 )
-DOC_COLUMNS = COLUMNS[:16]  # the rest live in ``bodies``: scans of ``docs`` stay small
-_BODY_AT = len(DOC_COLUMNS)
+DOC_COLUMNS = COLUMNS[:13]
+_PACKED_AT = len(DOC_COLUMNS)
 
 _SCHEMA = (
     "CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value BLOB)",
     """CREATE TABLE IF NOT EXISTS docs(
       docid INTEGER PRIMARY KEY AUTOINCREMENT,
       rel TEXT NOT NULL UNIQUE, stamp TEXT NOT NULL, nbytes INTEGER NOT NULL, code TEXT,
-      id TEXT, id_key TEXT, kind TEXT, status TEXT, updated_at TEXT, summary TEXT,
-      title_l TEXT, tags_d TEXT, meta_l TEXT, targets_d TEXT, links_d TEXT, terms TEXT)""",
+      id_key TEXT, kind TEXT, status TEXT, updated_at TEXT,
+      title_l TEXT, tags_d TEXT, meta_l TEXT, targets_d TEXT, links_d TEXT,
+      id TEXT GENERATED ALWAYS AS (replace(replace(id_key, char(1), '_'), char(2), '-')))""",
     "CREATE INDEX IF NOT EXISTS docs_id ON docs(id)",
-    """CREATE TABLE IF NOT EXISTS bodies(
-      docid INTEGER PRIMARY KEY, body TEXT, body_l TEXT, body_len INTEGER)""",
+    "CREATE TABLE IF NOT EXISTS packed(docid INTEGER PRIMARY KEY, data BLOB NOT NULL)",
+    """CREATE VIEW IF NOT EXISTS texts AS SELECT docid,
+      memo_summary(data) AS summary, memo_body(data) AS body, memo_body_l(data) AS body_l,
+      length(memo_body_l(data)) AS body_len FROM packed""",
     "CREATE TABLE IF NOT EXISTS removed(docid INTEGER PRIMARY KEY)",
     """CREATE TABLE IF NOT EXISTS seg_keys(
       key TEXT PRIMARY KEY, slots BLOB, vals BLOB) WITHOUT ROWID""",
     """CREATE TRIGGER IF NOT EXISTS docs_removed AFTER DELETE ON docs BEGIN
-      DELETE FROM bodies WHERE docid = old.docid;
+      DELETE FROM packed WHERE docid = old.docid;
       INSERT OR IGNORE INTO removed(docid) VALUES (old.docid);
     END""",
 )
@@ -88,6 +89,9 @@ class ScopeIndex:
         self.key = key
         self.persistent = False
         self.db: sqlite3.Connection | None = None
+        # docid -> the body's word counts, of rows this process inserted: the segment build
+        # takes them instead of reading every body back (a docid never names other content)
+        self.fresh_terms: dict[int, Any] = {}
         if cache_dir is not None:
             path = index_path(cache_dir, key)
             for _attempt in range(2):
@@ -102,6 +106,7 @@ class ScopeIndex:
 
     def _connect(self, target: str) -> sqlite3.Connection:
         db = sqlite3.connect(target, timeout=10, isolation_level=None, check_same_thread=False)
+        packed.register(db)
         _create_tables(db)
         return db
 
@@ -115,6 +120,7 @@ class ScopeIndex:
             fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
         os.close(fd)
         db = sqlite3.connect(str(path), timeout=10, isolation_level=None, check_same_thread=False)
+        packed.register(db)
         try:
             db.execute("PRAGMA busy_timeout=10000")
             if db.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
@@ -123,7 +129,8 @@ class ScopeIndex:
             meta = self._meta(db)
             if meta.get("version") != INDEX_VERSION or meta.get("root") != self.key:
                 db.execute("BEGIN IMMEDIATE")
-                for table in ("docs", "bodies", "meta", "removed", "seg_keys"):
+                db.execute("DROP VIEW IF EXISTS texts")
+                for table in ("docs", "bodies", "packed", "meta", "removed", "seg_keys"):
                     db.execute(f"DROP TABLE IF EXISTS {table}")
                 db.execute("DROP TRIGGER IF EXISTS docs_removed")
                 _create_tables(db)
@@ -183,7 +190,6 @@ class ScopeIndex:
         deletions = list(deletions)
         if not upserts and not deletions and not meta:
             return
-        marks = ",".join("?" for _ in DOC_COLUMNS)
         db = self.db
         db.execute("BEGIN IMMEDIATE")
         try:
@@ -191,18 +197,35 @@ class ScopeIndex:
                 "DELETE FROM docs WHERE rel = ?",
                 [(rel,) for rel in deletions] + [(row[0],) for row in upserts],
             )
-            for row in upserts:
-                docid = db.execute(
-                    f"INSERT INTO docs({','.join(DOC_COLUMNS)}) VALUES({marks})", row[:_BODY_AT]
-                ).lastrowid
-                if row[3] is None:  # valid documents only: bodies are never shown otherwise
-                    db.execute("INSERT INTO bodies VALUES(?, ?, ?, ?)", (docid, *row[_BODY_AT:]))
+            # Under the write lock the next docids are known: number the rows here and insert
+            # them in batches (AUTOINCREMENT then carries on from the highest).
+            (last,) = db.execute(
+                "SELECT max(ifnull((SELECT seq FROM sqlite_sequence WHERE name = 'docs'), 0),"
+                " ifnull((SELECT max(docid) FROM docs), 0))"
+            ).fetchone()
+            docids = range(last + 1, last + 1 + len(upserts))
+            marks = ",".join("?" for _ in DOC_COLUMNS)
+            db.executemany(
+                f"INSERT INTO docs(docid,{','.join(DOC_COLUMNS)}) VALUES(?,{marks})",
+                [(docid, *row[:_PACKED_AT]) for docid, row in zip(docids, upserts, strict=True)],
+            )
+            db.executemany(  # valid documents only: bodies are never shown otherwise
+                "INSERT INTO packed VALUES(?, ?)",
+                [
+                    (docid, row[_PACKED_AT])
+                    for docid, row in zip(docids, upserts, strict=True)
+                    if row[3] is None
+                ],
+            )
             for key, value in (meta or {}).items():
                 db.execute("INSERT OR REPLACE INTO meta VALUES(?, ?)", (key, value))
             db.execute("COMMIT")
         except BaseException:
             db.execute("ROLLBACK")
             raise
+        for docid, row in zip(docids, upserts, strict=True):
+            if row[3] is None:
+                self.fresh_terms[docid] = row[_PACKED_AT + 1]
 
     def query(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> list[tuple[Any, ...]]:
         assert self.db is not None

@@ -26,7 +26,6 @@ masked out here, and the segment is rebuilt once the delta has grown.
 from __future__ import annotations
 
 import bisect
-import json
 import sys
 from array import array
 from collections import Counter
@@ -64,9 +63,9 @@ _PRESENT = bytes([0]) + bytes([1]) * 255
 _CHUNK = 900  # bound parameters per statement
 
 
-def body_terms(body_l: str) -> str:
-    """The body's distinct words and their counts, as stored in the ``terms`` column."""
-    return json.dumps(Counter(unicode17.words(body_l)), ensure_ascii=False, separators=(",", ":"))
+def term_counts(body_l: str) -> Counter[str]:
+    """The lower-cased body's distinct words and their counts (the segment's body postings)."""
+    return Counter(unicode17.words(body_l))
 
 
 def _weight(weight: int) -> bytes:
@@ -81,6 +80,11 @@ _TITLE, _TAG, _META, _MASK = (
 
 def _times_capped(factor: int) -> bytes:
     return bytes(min(BODY_CAP, value * factor) for value in range(256))
+
+
+def slot_typecode(size: int) -> str:
+    """The array type of a segment's posting slots: two bytes a slot while they fit."""
+    return "H" if size <= 1 << 16 else "I"
 
 
 def segment_state(index: ScopeIndex) -> tuple[int, int, int]:
@@ -106,51 +110,66 @@ def build_segment(index: ScopeIndex) -> None:
             db.execute("COMMIT")
             return
         rows = db.execute(
-            "SELECT docid, code, status, kind, targets_d, title_l, tags_d, meta_l, terms,"
+            "SELECT docid, code, status, kind, targets_d, title_l, tags_d, meta_l,"
             " updated_at, id_key FROM docs ORDER BY docid"
         ).fetchall()
         count = len(rows)
         flags = bytearray(count)
-        postings: dict[str, tuple[list[int], list[int]]] = {}
-
-        def add(key: str, slot: int, value: int) -> None:
-            entry = postings.get(key)
-            if entry is None:
-                postings[key] = entry = ([], [])
-            entry[0].append(slot)
-            entry[1].append(value)
-
+        terms = _terms(index, [row[0] for row in rows if row[1] is None and row[2] == "active"])
+        # field -> word -> (slots, values); presence fields keep slots only (every value is 1)
+        body: dict[str, tuple[list[int], list[int]]] = {}
+        present: dict[str, dict[str, list[int]]] = {field: {} for field in "tmgh"}
+        title, meta_words, tags, targets = (present[field] for field in "tmgh")
+        words = unicode17.words
         for slot, row in enumerate(rows):
-            _docid, code, status, kind, targets_d, title_l, tags_d, meta_l, terms = row[:9]
+            docid, code, status, kind, targets_d, title_l, tags_d, meta_l = row[:8]
             if code is not None or status != "active":
                 continue  # never a search result: no postings
             flags[slot] = KIND_CODES[kind]
-            for word, number in json.loads(terms).items():
-                add(f"b:{word}", slot, min(255, number))
-            for word in set(unicode17.words(title_l)):
-                add(f"t:{word}", slot, 1)
-            for word in set(unicode17.words(meta_l)):
-                add(f"m:{word}", slot, 1)
-            for tag in tags_d.split("\n"):
-                if tag:
-                    add(f"g:{tag}", slot, 1)
-            for target in targets_d.split("\n"):
-                if target:
-                    add(f"h:{target}", slot, 1)
-        order = sorted(range(count), key=lambda slot: rows[slot][10] or "")  # id ascending
-        order.sort(key=lambda slot: rows[slot][9] or "", reverse=True)  # newer first (stable)
-        rank = array("I", bytes(4 * count))
+            for word, number in terms[docid].items():
+                entry = body.get(word)
+                if entry is None:
+                    body[word] = entry = ([], [])
+                entry[0].append(slot)
+                entry[1].append(number if number < 255 else 255)
+            for holders, found in (
+                (title, set(words(title_l))),
+                (meta_words, set(words(meta_l))),
+                (tags, tags_d.split("\n")),
+                (targets, targets_d.split("\n")),
+            ):
+                for word in found:
+                    if word:
+                        slots = holders.get(word)
+                        if slots is None:
+                            holders[word] = slots = []
+                        slots.append(slot)
+        index.fresh_terms.clear()
+        postings: dict[str, tuple[list[int], Any]] = {f"b:{w}": e for w, e in body.items()}
+        for prefix, holders in present.items():
+            for word, slots in holders.items():
+                postings[f"{prefix}:{word}"] = (slots, None)
+        slot_type = slot_typecode(count)
+        width = array(slot_type).itemsize
+        order = sorted(range(count), key=lambda slot: rows[slot][9] or "")  # id ascending
+        order.sort(key=lambda slot: rows[slot][8] or "", reverse=True)  # newer first (stable)
+        rank = array(slot_type, bytes(width * count))
         for position, slot in enumerate(order):
             rank[slot] = position
         records: list[tuple[str, bytes | None, bytes]] = []
         for key, (slots, values) in postings.items():
-            if len(slots) * 5 >= count:  # dense: one byte a document beats five a posting
+            if len(slots) * (width + 1) >= count:  # dense: a byte a document beats a posting
                 dense = bytearray(count)
-                for slot, value in zip(slots, values, strict=True):
-                    dense[slot] = value
+                if values is None:
+                    for slot in slots:
+                        dense[slot] = 1
+                else:
+                    for slot, value in zip(slots, values, strict=True):
+                        dense[slot] = value
                 records.append((key, None, bytes(dense)))
             else:
-                records.append((key, array("I", slots).tobytes(), bytes(values)))
+                ones = bytes([1]) * len(slots) if values is None else bytes(values)
+                records.append((key, array(slot_type, slots).tobytes(), ones))
         vocab = {field: ["\n"] for field in "btm"}
         for key in postings:
             if key[0] in vocab:
@@ -162,7 +181,9 @@ def build_segment(index: ScopeIndex) -> None:
         meta = {
             "seg_last": last,
             "seg_size": count,
-            "seg_docids": array("q", (row[0] for row in rows)).tobytes(),
+            "seg_docids": array(
+                "I" if last < 1 << 32 else "q", (row[0] for row in rows)
+            ).tobytes(),  # its width follows from its length
             "seg_flags": bytes(flags),
             "seg_rank": rank.tobytes(),
             **{f"seg_vocab_{field}": "".join(words) for field, words in vocab.items()},
@@ -172,6 +193,22 @@ def build_segment(index: ScopeIndex) -> None:
     except BaseException:
         db.execute("ROLLBACK")
         raise
+
+
+def _terms(index: ScopeIndex, docids: list[int]) -> dict[int, Counter[str]]:
+    """The body word counts of ``docids``: this process's fresh rows' from memory, the others'
+    from their bodies (the index stores no counts; a rebuild after a later refresh reads them)."""
+    fresh = index.fresh_terms
+    terms = {docid: fresh[docid] for docid in docids if docid in fresh}
+    missing = [docid for docid in docids if docid not in terms]
+    for start in range(0, len(missing), _CHUNK):
+        chunk = missing[start : start + _CHUNK]
+        marks = ",".join("?" for _ in chunk)
+        for docid, body_l in index.query(
+            f"SELECT docid, body_l FROM texts WHERE docid IN ({marks})", chunk
+        ):
+            terms[docid] = term_counts(body_l)
+    return terms
 
 
 def _containing(vocab: str, token: str) -> list[str]:
@@ -197,10 +234,12 @@ class Segment:
         )  # fmt: skip
         self.last = int(meta.get("seg_last") or 0)
         self.size = int(meta.get("seg_size") or 0)
-        self.docids = array("q")
-        self.docids.frombytes(meta.get("seg_docids") or b"")
+        docids = bytes(meta.get("seg_docids") or b"")
+        self.docids = array("q" if self.size and len(docids) == 8 * self.size else "I")
+        self.docids.frombytes(docids)
         self.flags = bytes(meta.get("seg_flags") or b"")
-        self.rank = array("I")
+        self.slot_type = slot_typecode(self.size)
+        self.rank = array(self.slot_type)
         self.rank.frombytes(meta.get("seg_rank") or b"")
         self.vocab = {field: str(meta.get(f"seg_vocab_{field}") or "\n") for field in "btm"}
 
@@ -223,7 +262,7 @@ class Segment:
             if slots is None:
                 dense |= int.from_bytes(vals.translate(_PRESENT), _ORDER)
             else:
-                for slot in array("I", slots):
+                for slot in array(self.slot_type, slots):
                     hits[slot] = 1
         if dense:
             return (int.from_bytes(hits, _ORDER) | dense).to_bytes(self.size, _ORDER)
@@ -247,7 +286,7 @@ class Segment:
                         dense.to_bytes(self.size, _ORDER).translate(_CAP), _ORDER
                     )
             else:
-                for slot, value in zip(array("I", slots), vals, strict=True):
+                for slot, value in zip(array(self.slot_type, slots), vals, strict=True):
                     total = sparse[slot] + value * factor
                     sparse[slot] = total if total < BODY_CAP else BODY_CAP
         if not dense:
@@ -336,7 +375,7 @@ class Segment:
         if len(tokens) == 1 and lowered == tokens[0] and body_of_single is not None:
             body_hits = [slot for slot in bonus if body_of_single[slot]]
         else:
-            docids = self._docids_where(bonus, "bodies", "instr(body_l, ?) > 0", lowered)
+            docids = self._docids_where(bonus, "texts", "instr(body_l, ?) > 0", lowered)
             body_hits = [bisect.bisect_left(self.docids, docid) for docid in docids]
         for slot in body_hits:
             scores[slot] += PHRASE_IN_BODY

@@ -29,14 +29,15 @@ def read_memory(
         backlinks: list[tuple[str, str]] = []
         for scope_load in load.scopes:
             for rel, summary_json, body in scope_load.index.query(
-                "SELECT rel, summary, body FROM docs JOIN bodies USING(docid)"
+                "SELECT rel, summary, body FROM docs JOIN texts USING(docid)"
                 f" WHERE code IS NULL AND id = :id{visible}",
                 params,
             ):
                 matches.append((scope_load.scope, rel, summary_json, body))
             backlinks.extend(
                 scope_load.index.query(
-                    "SELECT id_key, summary FROM docs WHERE code IS NULL AND status = 'active'"
+                    "SELECT id_key, summary FROM docs JOIN texts USING(docid)"
+                    " WHERE code IS NULL AND status = 'active'"
                     f" AND instr(links_d, :d) > 0{visible}",
                     params,
                 )

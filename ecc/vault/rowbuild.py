@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
-from ecc.vault import ranking, unicode17
+from ecc.vault import packed, ranking, unicode17
 from ecc.vault.format import (
     MAX_DOCUMENT_BYTES,
     MemoryFormatError,
@@ -17,6 +17,7 @@ from ecc.vault.format import (
     summary,
     well_formed,
 )
+from ecc.vault.index import COLUMNS
 from ecc.vault.secrets import find_secrets_in_memory
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing on the hot path
@@ -24,6 +25,9 @@ if TYPE_CHECKING:
     from typing import Any
 
     from ecc.vault.backend import VaultStore
+
+
+_EMPTY = (None,) * (len(COLUMNS) - 4)  # an invalid row: rel, stamp, nbytes and code only
 
 
 def _delimited(values: Sequence[str]) -> str:
@@ -34,7 +38,7 @@ def build_row(store: VaultStore, scope: str, rel: str, stamp: str) -> tuple[Any,
     """The index row of one document (``index.COLUMNS``), or an invalid row with its code."""
 
     def invalid(code: str, nbytes: int) -> tuple[Any, ...]:
-        return (rel, stamp, nbytes, code, *([None] * 15))
+        return (rel, stamp, nbytes, code, *_EMPTY)
 
     try:
         text = store.read(scope, rel, MAX_DOCUMENT_BYTES)
@@ -52,27 +56,26 @@ def build_row(store: VaultStore, scope: str, rel: str, stamp: str) -> tuple[Any,
     meta = " ".join(
         [memory["kind"], memory["scope"], memory["sourceHarness"], *memory["targetHarnesses"]]
     ).lower()  # slugs: ASCII
-    body_l = unicode17.lower(memory["body"])  # from a UTF-8 file: no lone surrogate
+    body = memory["body"]
+    # a title from JSON may hold a lone surrogate, which SQLite cannot store: escaped in the
+    # summary (json.loads restores it), U+FFFD in the matched text (as the query's)
+    summary_json = escape_surrogates(
+        json.dumps(summary(memory), ensure_ascii=False, separators=(",", ":"))
+    )
     return (
         rel,
         stamp,
         nbytes,
         None,
-        memory["id"],
         id_sort_key(memory["id"]),
         memory["kind"],
         memory["status"],
         memory["updatedAt"],
-        # a title from JSON may hold a lone surrogate, which SQLite cannot store: escaped in the
-        # summary (json.loads restores it), U+FFFD in the matched text (as the query's)
-        escape_surrogates(json.dumps(summary(memory), ensure_ascii=False)),
         well_formed(unicode17.lower(memory["title"])),
         _delimited(memory["tags"]),  # slugs: already lower-case ASCII
         meta,
         _delimited(memory["targetHarnesses"]),
         _delimited(memory["links"]),
-        ranking.body_terms(body_l),
-        memory["body"],
-        body_l,
-        len(body_l),
+        packed.pack(summary_json, body),
+        ranking.term_counts(unicode17.lower(body)),  # from a UTF-8 file: no lone surrogate
     )

@@ -112,7 +112,7 @@ def validate_query(query: Any) -> str:
 
 
 def _rank_order(rows: list[Any]) -> None:
-    """Sort ``(score, summary, updated_at, id_key, ...)`` rows: best score, newer, then ID."""
+    """Sort ``(score, docid, updated_at, id_key, ...)`` rows: best score, newer, then ID."""
     rows.sort(key=lambda row: row[3])  # id key ascending
     rows.sort(key=lambda row: row[2], reverse=True)  # newer first
     rows.sort(key=lambda row: row[0], reverse=True)  # best score first
@@ -150,16 +150,16 @@ def search_memories(
     requested = validate_scopes(scopes)
     load = service.load(requested)
     try:
-        candidates: list[tuple[int, str, str, str, str, ScopeLoad]] = []
+        candidates: list[tuple[int, int, str, str, str, ScopeLoad]] = []
         for scope_load in load.scopes:
             for row in _rank(scope_load.index, text, kind_list, harness, count):
                 candidates.append((*row, scope_load))
         _rank_order(candidates)
         results = []
-        for score, summary_json, _updated, _key, rel, scope_load in candidates[:count]:
-            body = scope_load.index.query(
-                "SELECT body FROM bodies JOIN docs USING(docid) WHERE rel = ?", (rel,)
-            )[0][0]
+        for score, docid, _updated, _key, _rel, scope_load in candidates[:count]:
+            ((summary_json, body),) = scope_load.index.query(
+                "SELECT summary, body FROM texts WHERE docid = ?", (docid,)
+            )
             results.append(
                 {
                     "memory": json.loads(summary_json),
@@ -201,11 +201,11 @@ def _rank(
     if best:
         scores = dict((docid, score) for score, docid in best)
         marks = ",".join("?" for _ in scores)
-        for docid, summary_json, updated_at, id_key, rel in index.query(
-            f"SELECT docid, summary, updated_at, id_key, rel FROM docs WHERE docid IN ({marks})",
+        for docid, updated_at, id_key, rel in index.query(
+            f"SELECT docid, updated_at, id_key, rel FROM docs WHERE docid IN ({marks})",
             list(scores),
         ):
-            rows.append((scores[docid], summary_json, updated_at, id_key, rel))
+            rows.append((scores[docid], docid, updated_at, id_key, rel))
     _rank_order(rows)
     return rows[:limit]
 
@@ -252,9 +252,9 @@ def _score(
         score = " + ".join(parts)
     having = " WHERE score > 0" if text else ""
     sql = (
-        f"SELECT score, summary, updated_at, id_key, rel FROM ("
-        f"SELECT ({score}) AS score, summary, updated_at, id_key, rel"
-        f" FROM docs JOIN bodies USING(docid) WHERE {where})"
+        f"SELECT score, docid, updated_at, id_key, rel FROM ("
+        f"SELECT ({score}) AS score, docid, updated_at, id_key, rel"
+        f" FROM docs JOIN texts USING(docid) WHERE {where})"
         f"{having} ORDER BY score DESC, updated_at DESC, id_key ASC LIMIT :limit"
     )
     return index.query(sql, params)

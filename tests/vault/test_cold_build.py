@@ -8,11 +8,15 @@ against the exact path on generated and hostile inputs, and the index against th
 from __future__ import annotations
 
 import json
+import random
+import sqlite3
+from pathlib import Path
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ecc.vault import format as memory_format
+from ecc.vault import index as index_module
 from ecc.vault import secrets as secrets_module
 from ecc.vault.format import MemoryFormatError, parse_memory_document, serialize_memory_document
 from tests.vault.conftest import full_memory
@@ -131,3 +135,70 @@ def test_secret_scan_shortcut_finds_what_the_full_scan_finds(body: list, title: 
 def test_a_token_only_the_json_form_shows_is_still_found() -> None:
     memory = full_memory(body="line\npm_" + "a" * 24)
     assert secrets_module.find_secrets_in_memory(memory) == ["npm token"] == _full_scan(memory)
+
+
+WORDS = (
+    "the of and to in is that for on with as auth migration rollout database cache index worker"
+    " queue deploy token schema retry latency budget review harness session branch merge conflict"
+    " release test flaky lint config plugin adapter vault memory search doctor backlink handoff"
+    " decision runbook Straße naïve 日本語 we should never run it twice because the lock is held"
+).split()
+
+
+def _write_vault(repo: Path, count: int) -> int:
+    """``count`` memories of a few paragraphs each; returns the Markdown's total bytes."""
+    rng = random.Random(count)
+    total = 0
+    for n in range(count):
+        kind = rng.choice(("note", "fact", "decision", "runbook"))
+        memory = full_memory(
+            id=f"mem_20260726_{n:020x}",
+            kind=kind,
+            title=" ".join(rng.choice(WORDS) for _ in range(5)).capitalize(),
+            tags=sorted(set(rng.choice(WORDS[12:40]) for _ in range(2))),
+            body="\n\n".join(
+                " ".join(rng.choice(WORDS) for _ in range(rng.randint(15, 40)))
+                for _ in range(rng.randint(2, 6))
+            ),
+        )
+        path = repo / ".ecc/memory/project" / f"{kind}s" / f"{memory['id']}.md"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        data = serialize_memory_document(memory).encode()
+        path.write_bytes(data)
+        total += len(data)
+    return total
+
+
+def _index_bytes(isolated_env: Path) -> int:
+    files = list((isolated_env / ".cache/ecc/memory-index").glob("*.sqlite3*"))
+    assert files
+    return sum(path.stat().st_size for path in files)
+
+
+def test_the_index_is_no_larger_than_the_markdown(make_service, repo: Path, isolated_env) -> None:
+    markdown = _write_vault(repo, 400)
+    service = make_service()
+    found = service.search("migration rollout", scopes=["project"])
+    assert found["results"]
+    memory_only = make_service(cache_dir=None).search("migration rollout", scopes=["project"])
+    assert found["results"] == memory_only["results"]
+    assert _index_bytes(isolated_env) <= markdown
+
+
+def test_an_index_of_another_layout_is_rebuilt_not_misread(
+    make_service, repo: Path, isolated_env
+) -> None:
+    _write_vault(repo, 30)
+    expected = make_service(cache_dir=None).search("migration", scopes=["project"])
+    make_service().search("migration", scopes=["project"])
+    (path,) = (isolated_env / ".cache/ecc/memory-index").glob("*.sqlite3")
+    db = sqlite3.connect(path)
+    with db:  # under the previous version's name, rows that no longer match the files
+        db.execute("UPDATE meta SET value = 'ecc-memory-index-2' WHERE key = 'version'")
+        db.execute("DELETE FROM docs")
+    db.close()
+    assert make_service().search("migration", scopes=["project"]) == expected
+    db = sqlite3.connect(path)
+    version = db.execute("SELECT value FROM meta WHERE key = 'version'").fetchone()[0]
+    db.close()
+    assert version == index_module.INDEX_VERSION != "ecc-memory-index-2"

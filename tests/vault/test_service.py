@@ -421,7 +421,7 @@ def test_index_of_another_version_is_rebuilt(make_service, isolated_env: Path) -
     for path in files:
         with sqlite3.connect(path) as db:
             db.execute("UPDATE meta SET value = 'ecc-memory-index-0' WHERE key = 'version'")
-            db.execute("DELETE FROM bodies")  # what an old layout would lack
+            db.execute("DELETE FROM packed")  # what an old layout would lack
     assert make_service().search("versioned")["results"][0]["memory"]["title"] == "Versioned"
     for path in files:
         with sqlite3.connect(path) as db:
