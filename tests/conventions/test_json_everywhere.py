@@ -23,6 +23,8 @@ NOT_DATA = {
     "run-session": "the runner ecc spawns; it prints nothing",
     "memory help": "prints the memory commands' guide for agents",
     "worker": "a celery worker process: its log is celery's",
+    "install": "runs pip, which prints its own progress; the exit status is pip's",
+    "uninstall": "runs pip, which prints its own progress; the exit status is pip's",
 }
 
 
