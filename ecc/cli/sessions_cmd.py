@@ -48,9 +48,11 @@ def sessions_command(
     if remote and repo:
         raise click.UsageError("--repo applies to this machine's sessions, not --remote")
     if remote:
-        from ecc.remote.client import sessions_remote
+        from ecc.remote.client import Client
 
-        sessions_remote(remote, show_all, [s.strip().lower() for s in states], as_json)
+        wanted_states = [s.strip().lower() for s in states]
+        listed = Client.for_remote(remote).list_sessions(wanted_states or None, show_all)
+        _print_sessions(listed, as_json, show_all or bool(states))
         return
     from ecc.store.models import ACTIVE, State, select_waiting, state_selection
 
@@ -70,22 +72,34 @@ def sessions_command(
     if repo is not None:
         root = _repository_of(repo)
         rows = [s for s in rows if _session_repository(s) == root]
+    _print_sessions([s.as_dict() for s in rows], as_json, show_all or bool(states))
+
+
+def _print_sessions(rows: list[dict[str, Any]], as_json: bool, any_state: bool) -> None:
+    """The listing of local and remote sessions alike (rows as ``ecc status --json`` shapes a
+    session): JSON, or a table under a header."""
     if as_json:
-        emit_json([s.as_dict() for s in rows])
+        emit_json(rows)
         return
     if not rows:
-        say("No sessions." if show_all or states else "No active sessions (--all shows finished).")
+        say("No sessions." if any_state else "No active sessions (--all shows finished).")
         return
-    repositories = [_session_repository(s).name or "-" for s in rows]
+    repositories = [_repository_name(s) for s in rows]
     width = min(max(len("REPOSITORY"), *(len(name) for name in repositories)), 24)
     say(f"{'ID':<12}  {'STATE':<9} {'HARNESS':<8} {'AGE':>9}  {'REPOSITORY':<{width}}  TASK")
     for s, repository in zip(rows, repositories, strict=True):
-        label = f"{s.name}: " if s.name else ""
-        task = s.task.splitlines()[0][:60] if s.task else ""
+        label = f"{s['name']}: " if s.get("name") else ""
+        task = (str(s.get("task") or "").splitlines() or [""])[0][:60]
+        state = s.get("display_state") or s["state"]  # an older server sends state alone
         say(
-            f"{s.id:<12}  {s.display_state:<9} {s.harness:<8} {_age(s.created_at):>9}  "
+            f"{s['id']:<12}  {state:<9} {s['harness']:<8} {_age(s.get('created_at')):>9}  "
             f"{repository[:width]:<{width}}  {label}{task}"
         )
+
+
+def _repository_name(row: dict[str, Any]) -> str:
+    where = row.get("repo_root") or row.get("project_dir") or row.get("repository") or ""
+    return str(where).rstrip("/").rsplit("/", 1)[-1] or "-"
 
 
 def _repository_of(directory: str) -> Any:

@@ -341,21 +341,6 @@ def _age(text: str | None) -> str:
     return age_label(text)
 
 
-def sessions_remote(remote: str, show_all: bool, states: list[str], as_json: bool) -> None:
-    rows = Client.for_remote(remote).list_sessions(states or None, show_all)
-    if as_json:
-        emit_json(rows)
-        return
-    if not rows:
-        say("No sessions." if show_all or states else "No active sessions (--all shows finished).")
-        return
-    for s in rows:
-        label = f" {s['name']}" if s.get("name") else ""
-        first = (s["task"].splitlines() or [""])[0][:60]
-        shown = s.get("display_state") or s["state"]  # an older server sends state alone
-        say(f"{s['id']}  {shown:<9} {s['harness']:<8} {_age(s['created_at']):>9}{label}  {first}")
-
-
 def logs_remote(
     remote: str,
     ref: str,

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from tests.conftest import run_ecc
 from tests.conventions.conftest import wait_finished
+from tests.remote.conftest import start_server  # noqa: F401 (the fixture)
 
 
 def _repo(path: Path) -> Path:
@@ -50,3 +51,20 @@ def test_repo_that_is_not_a_directory_is_refused(tmp_path: Path):
     result = run_ecc("sessions", "--repo", str(tmp_path / "missing"))
     assert result.returncode != 0
     assert len(result.stderr.strip().splitlines()) == 1, result.stderr
+
+
+def test_the_remote_listing_has_the_same_table(start_server, tmp_path: Path):  # noqa: F811
+    server = start_server()
+    added = run_ecc("remote", "add", "lo", server.url, "--token-file", str(server.token_file))
+    assert added.returncode == 0, added.stderr
+    started = run_ecc(
+        "start", "--remote", "lo", "--harness", "shell", "--no-worktree", "--cwd",
+        str(server.root), "true",
+    )  # fmt: skip
+    assert started.returncode == 0, started.stderr
+    session_id = started.stdout.strip()
+    listing = run_ecc("sessions", "--remote", "lo", "--all")
+    header, *rows = listing.stdout.splitlines()
+    assert header.split() == ["ID", "STATE", "HARNESS", "AGE", "REPOSITORY", "TASK"]
+    assert [row.split()[0] for row in rows] == [session_id]
+    assert server.root.name in rows[0]
