@@ -63,8 +63,16 @@ _PRESENT = bytes([0]) + bytes([1]) * 255
 _CHUNK = 900  # bound parameters per statement
 
 
+# ASCII bytes to themselves when they are word characters of lower-cased text, else to a space.
+_ASCII_WORDS = bytes(
+    code if chr(code) in "0123456789abcdefghijklmnopqrstuvwxyz_-" else 32 for code in range(256)
+)
+
+
 def term_counts(body_l: str) -> Counter[str]:
     """The lower-cased body's distinct words and their counts (the segment's body postings)."""
+    if body_l.isascii():  # the runs of unicode17.words, split by C code rather than a regex
+        return Counter(body_l.encode().translate(_ASCII_WORDS).decode().split())
     return Counter(unicode17.words(body_l))
 
 

@@ -84,7 +84,15 @@ def find_secrets_in_memory(memory: Mapping[str, Any]) -> list[str]:
     other control character). So a marker only the JSON form holds starts with an escape's
     letter: ``npm_`` after a newline, the only marker starting with n, r or t.
     """
-    fields = "\n".join(_strings(memory))
+    parts: list[str] = []
+    for value in memory.values():  # _strings(memory), without a generator a string
+        if isinstance(value, str):
+            parts.append(value)
+        elif isinstance(value, list) and all(isinstance(item, str) for item in value):
+            parts.extend(value)
+        else:
+            parts.extend(_strings(value))
+    fields = "\n".join(parts)
     lowered = fields.lower()
     if "\npm_" not in lowered and not any(marker in lowered for marker in _MARKERS):
         return []

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import random
 import sqlite3
+from collections import Counter
 from pathlib import Path
 
 from hypothesis import given, settings
@@ -17,6 +18,7 @@ from hypothesis import strategies as st
 
 from ecc.vault import format as memory_format
 from ecc.vault import index as index_module
+from ecc.vault import ranking, unicode17
 from ecc.vault import secrets as secrets_module
 from ecc.vault.format import MemoryFormatError, parse_memory_document, serialize_memory_document
 from tests.vault.conftest import full_memory
@@ -202,3 +204,15 @@ def test_an_index_of_another_layout_is_rebuilt_not_misread(
     version = db.execute("SELECT value FROM meta WHERE key = 'version'").fetchone()[0]
     db.close()
     assert version == index_module.INDEX_VERSION != "ecc-memory-index-2"
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.characters(max_codepoint=127), max_size=80))
+def test_ascii_term_counts_are_the_tokenizer_words(text: str) -> None:
+    lowered = unicode17.lower(text)
+    assert ranking.term_counts(lowered) == Counter(unicode17.words(lowered))
+
+
+def test_secret_scan_walks_nested_values_as_before() -> None:
+    memory = {"a": {"b": ["x", {"c": "ghp_" + "A1" * 18}]}, "d": [1, "y"], "e": 3}
+    assert secrets_module.find_secrets_in_memory(memory) == ["GitHub token"] == _full_scan(memory)
