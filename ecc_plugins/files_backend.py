@@ -136,6 +136,18 @@ class FilesStore:
             os.close(fd)
         return f"{kind_dir}/{name}"
 
+    def watch_root(self, scope: str) -> tuple[str, int, int] | None:
+        """The scope's root directory as ``(path, st_dev, st_ino)`` for a tree watcher, or None
+        when it is missing or not a plain directory (the scan then reports it)."""
+        try:
+            root = self._checked_root(scope)
+            info = os.lstat(root)
+        except (OSError, EccError):
+            return None
+        if not S_ISDIR(info.st_mode):
+            return None
+        return str(root), info.st_dev, info.st_ino
+
     def scan(self, scope: str, remaining_entries: int) -> ScanResult:
         root = self._checked_root(scope)
         result = ScanResult()

@@ -15,6 +15,8 @@ Each pass runs these steps, each isolated (an error is logged and the pass goes 
    ``worktree_retention_secs`` lose a clean worktree; a branch goes only when merged.
 
 SIGTERM/SIGINT stop the loop between steps. A lock keeps a second daemon off the same store.
+While it runs (not ``--once``), a thread serves the memory vault's tree watcher
+(``ecc.runtime.treewatch``), so a warm search of an unchanged vault skips its walk.
 """
 
 from __future__ import annotations
@@ -174,6 +176,18 @@ def _budgets(store: Store, config: Config) -> list[dict[str, Any]]:
     return budgets.check(store, config)
 
 
+def _start_tree_watcher() -> Any:
+    """The memory vault's tree watcher on a thread (a warm search then skips the walk of an
+    unchanged vault: ecc.runtime.treewatch), or None where it cannot run."""
+    from ecc.runtime import paths, treewatch
+
+    try:
+        return treewatch.start(paths.cache_dir())
+    except Exception:
+        log.exception("memory tree watcher not started")
+        return None
+
+
 class Daemon:
     def __init__(self, store: Store, config: Config, interval: float) -> None:
         self.store = store
@@ -213,6 +227,7 @@ class Daemon:
             sig: signal.signal(sig, lambda *_: self.stopping.set())
             for sig in (signal.SIGTERM, signal.SIGINT)
         }
+        watcher = None if once else _start_tree_watcher()
         try:
             log.info("daemon started (pid lock %s, interval %gs)", lock.path, self.interval)
             report = self.run_pass()
@@ -226,6 +241,8 @@ class Daemon:
             log.info("daemon stopped")
             return report
         finally:
+            if watcher is not None:
+                watcher.stop()
             for sig, handler in previous.items():
                 signal.signal(sig, handler)
             lock.release()

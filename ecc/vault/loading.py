@@ -8,7 +8,9 @@ replaced by one in memory built from the files, with identical results.
 
 from __future__ import annotations
 
+import json
 import operator
+import os
 import sqlite3
 from collections.abc import Sequence
 from pathlib import Path
@@ -27,7 +29,7 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing on the h
 if TYPE_CHECKING:
     from typing import Any
 
-    from ecc.vault.backend import VaultStore
+    from ecc.vault.backend import ScanResult, VaultStore
 
 # Far above the reference's 5,000 entries / 16 MiB, still bounded against hostile vaults.
 MAX_FILES = 250_000
@@ -42,6 +44,9 @@ INVALID_MESSAGES = {
 
 _REL = operator.itemgetter(0)  # of a scanned (rel, stamp) pair
 _STAMP = operator.itemgetter(1)
+SCAN_ID_META = "scan_id"  # the settled state's id (ScopeLoad.settled)
+WATCH_META = "scan_watch"  # the watcher's token the settled listing was walked under, and extras
+RELS_META = "scan_rels"  # the settled listing's rels, NUL-separated (no file name holds a NUL)
 
 
 def validate_scopes(scopes: Any) -> list[str]:
@@ -75,12 +80,31 @@ def visibility_clause(target_harness: str | None, params: dict[str, Any]) -> str
 class ScopeLoad:
     """One scope of a load: its index and the documents included, in walk order."""
 
-    __slots__ = ("included", "index", "scope")
+    __slots__ = ("_included", "_rels", "index", "scope", "settled")
 
     def __init__(self, scope: str, index: ScopeIndex) -> None:
         self.scope = scope
         self.index = index
-        self.included: list[str] = []  # rels in walk order
+        self._included: list[str] | None = []
+        self._rels = ""  # NUL-separated, when ``_included`` is None: split only if asked for
+        # The id of the index's settled state this load used (its rows and listing), or None:
+        # a new random id comes with every settled refresh, so results derived from the rows
+        # alone (the doctor's report) can be cached under it.
+        self.settled: str | None = None
+
+    @property
+    def included(self) -> list[str]:
+        """The rels of the documents included, in walk order (search never asks: doctor does)."""
+        if self._included is None:
+            self._included = self._rels.split("\0") if self._rels else []
+        return self._included
+
+    @included.setter
+    def included(self, rels: list[str]) -> None:
+        self._included = rels
+
+    def include_joined(self, rels: str) -> None:
+        self._included, self._rels = None, rels
 
 
 class VaultLoad:
@@ -119,15 +143,25 @@ def load_scopes(
 ) -> VaultLoad:
     """Scan ``requested`` (validated scopes) in ``store`` and refresh their indexes.
 
-    The caller keeps the store open for the call and closes the load once done with it.
+    A scope whose tree watcher vouches that nothing changed since its index's last settled walk
+    is taken from the index without a walk (:func:`_watched_unchanged`). The caller keeps the
+    store open for the call and closes the load once done with it.
     """
     load = VaultLoad()
     visited = 0
+    tokens = _watch_tokens(store, cache_dir, requested)
     try:
         for scope in requested:
             if load.truncated or visited >= MAX_FILES or load.scanned_bytes >= MAX_SCAN_BYTES:
                 load.truncated = True
                 break
+            key = f"{backend_name}\x00{store.location(scope)}"
+            token = tokens.get(scope)
+            if token is not None:
+                seen = _watched_unchanged(cache_dir, key, scope, token, load, MAX_FILES - visited)
+                if seen is not None:
+                    visited += seen
+                    continue
             try:
                 scan = store.scan(scope, MAX_FILES - visited)
             except OSError as exc:
@@ -136,20 +170,14 @@ def load_scopes(
                 ) from None
             visited += scan.visited
             load.truncated = load.truncated or scan.truncated
-            load.skipped_symlink_count += len(scan.symlinks)
-            room = MAX_DIAGNOSTICS - len(load.skipped_symlinks)
-            load.skipped_symlinks.extend(f"{scope}:{rel}" for rel in scan.symlinks[:room])
             temps = getattr(scan, "temp_files", None) or []
-            load.temp_file_count += len(temps)
-            room = MAX_DIAGNOSTICS - len(load.temp_files)
-            load.temp_files.extend(f"{scope}:{rel}" for rel in temps[:room])
-            key = f"{backend_name}\x00{store.location(scope)}"
+            _note_scan(load, scope, scan.symlinks, temps)
             try:
                 index = ScopeIndex(cache_dir, key)
-                scope_load = _refresh(store, scope, scan.documents, index, load)
+                scope_load = _refresh(store, scope, scan, index, load, token)
             except sqlite3.Error:
                 index = ScopeIndex(None, key)  # the cache is unusable: work from memory
-                scope_load = _refresh(store, scope, scan.documents, index, load)
+                scope_load = _refresh(store, scope, scan, index, load, None)
             load.scopes.append(scope_load)
     except BaseException:
         load.close()
@@ -157,16 +185,81 @@ def load_scopes(
     return load
 
 
+def _note_scan(load: VaultLoad, scope: str, symlinks: list[str], temps: list[str]) -> None:
+    load.skipped_symlink_count += len(symlinks)
+    room = MAX_DIAGNOSTICS - len(load.skipped_symlinks)
+    load.skipped_symlinks.extend(f"{scope}:{rel}" for rel in symlinks[:room])
+    load.temp_file_count += len(temps)
+    room = MAX_DIAGNOSTICS - len(load.temp_files)
+    load.temp_files.extend(f"{scope}:{rel}" for rel in temps[:room])
+
+
+def _watch_tokens(
+    store: VaultStore, cache_dir: Path | None, requested: list[str]
+) -> dict[str, str | None]:
+    """Each scope's change token from the tree watcher (one round trip), where there is one."""
+    watch_root = getattr(store, "watch_root", None)  # optional: backends with a local tree
+    if cache_dir is None or watch_root is None:
+        return {}
+    roots = {scope: root for scope in requested if (root := watch_root(scope)) is not None}
+    if not roots:
+        return {}
+    from ecc.runtime import watchclient
+
+    return dict(zip(roots, watchclient.tokens(cache_dir, list(roots.values())), strict=True))
+
+
+def _watched_unchanged(
+    cache_dir: Path | None, key: str, scope: str, token: str, load: VaultLoad, budget: int
+) -> int | None:
+    """Load ``scope`` from its index alone when its last settled walk started under ``token``
+    (the watcher saw no change since); returns the entries that walk visited, or None."""
+    try:
+        index = ScopeIndex(cache_dir, key)
+    except sqlite3.Error:
+        return None
+    kept = False
+    try:
+        if not index.persistent:
+            return None
+        meta = index.get_meta(RELS_META, "scan_bytes", "scan_invalid", WATCH_META, SCAN_ID_META)
+        watch = json.loads(meta.get(WATCH_META) or "null")
+        rels = meta.get(RELS_META)
+        if not isinstance(watch, dict) or watch.get("token") != token or rels is None:
+            return None
+        visited, symlinks, temps = watch["visited"], watch["symlinks"], watch["temp_files"]
+        if type(visited) is not int or visited > budget:
+            return None
+        if not all(isinstance(rel, str) for rel in (*symlinks, *temps)):
+            return None
+        scope_load = ScopeLoad(scope, index)
+        scope_load.include_joined(rels)
+        if not _take_settled(index, meta, scope_load, load):
+            return None
+        _note_scan(load, scope, symlinks, temps)
+        load.scopes.append(scope_load)
+        kept = True
+        return visited
+    except (sqlite3.Error, ValueError, KeyError, TypeError):
+        return None
+    finally:
+        if not kept:
+            index.close()
+
+
 def _refresh(
     store: VaultStore,
     scope: str,
-    documents: Sequence[tuple[str, str]],
+    scan: ScanResult,
     index: ScopeIndex,
     load: VaultLoad,
+    token: str | None,
 ) -> ScopeLoad:
     scope_load = ScopeLoad(scope, index)
+    documents = scan.documents
     listing = "\n".join(map("\t".join, documents))  # (rel, stamp) pairs
-    if index.persistent and _unchanged(index, listing, documents, scope_load, load):
+    watch = _watch_meta(scan, listing, token)
+    if index.persistent and _unchanged(index, listing, documents, scope_load, load, watch):
         return scope_load
     known = index.stamps()
     upserts: list[tuple[Any, ...]] = []
@@ -198,13 +291,17 @@ def _refresh(
     # refresh depends on the other scopes' sizes, and a document without a stamp (changed too
     # recently to trust one, or unreadable) must be read again, so neither is taken as settled.
     settled = not truncated and all(map(_STAMP, documents))
-    scan = {
+    settled_id = os.urandom(12).hex() if settled else None
+    meta = {
         "scan": listing if settled else None,
+        SCAN_ID_META: settled_id,
+        RELS_META: "\0".join(scope_load.included) if settled else None,
         "scan_bytes": load.scanned_bytes - start_bytes,
         "scan_invalid": load.invalid_file_count - start_invalid,
+        WATCH_META: watch if settled else None,
     }
     try:
-        index.apply(upserts, set(known) - set(scope_load.included), scan)
+        index.apply(upserts, set(known) - set(scope_load.included), meta)
     except sqlite3.Error:
         if not index.persistent:
             raise
@@ -212,8 +309,22 @@ def _refresh(
         index.close()
         load.scanned_bytes, load.invalid_file_count = start_bytes, start_invalid
         del load.invalid_files[invalid_start:]
-        return _refresh(store, scope, documents, ScopeIndex(None, index.key), load)
+        return _refresh(store, scope, scan, ScopeIndex(None, index.key), load, None)
+    if index.persistent:
+        scope_load.settled = settled_id
     return scope_load
+
+
+def _watch_meta(scan: ScanResult, listing: str, token: str | None) -> str | None:
+    """What a later load needs to stand in for this walk while ``token`` holds (the watcher's
+    token from before the walk), or None when this walk cannot stand for the tree: truncated,
+    or a name holding a newline (the listing's rels could not be told apart)."""
+    if token is None or scan.truncated or listing.count("\n") != max(len(scan.documents) - 1, 0):
+        return None
+    temps = getattr(scan, "temp_files", None) or []
+    return json.dumps(
+        {"token": token, "visited": scan.visited, "symlinks": scan.symlinks, "temp_files": temps}
+    )
 
 
 def _unchanged(
@@ -222,11 +333,52 @@ def _unchanged(
     documents: Sequence[tuple[str, str]],
     scope_load: ScopeLoad,
     load: VaultLoad,
+    watch: str | None,
 ) -> bool:
     """Take the last refresh's outcome when the same files with the same stamps were seen."""
     try:
-        meta = index.get_meta("scan", "scan_bytes", "scan_invalid")
-        if meta.get("scan") != listing or meta.get("scan_invalid") is None:
+        meta = index.get_meta(
+            "scan", "scan_bytes", "scan_invalid", WATCH_META, RELS_META, SCAN_ID_META
+        )
+    except sqlite3.Error:
+        return False
+    if meta.get("scan") != listing:
+        return False
+    scope_load.included = list(map(_REL, documents))
+    if not _take_settled(index, meta, scope_load, load):
+        scope_load.included = []
+        return False
+    settled_id = meta.get(SCAN_ID_META)
+    writes = []
+    if not settled_id:  # an index settled before ids were kept
+        settled_id = os.urandom(12).hex()
+        writes.append((SCAN_ID_META, settled_id))
+    if watch is not None and (meta.get(WATCH_META) != watch or meta.get(RELS_META) is None):
+        # The watcher's count moved (an edit undone, a temp file come and gone) but the tree is
+        # as the index has it: vouch for it under the new token, if the listing is still this
+        # (each statement is atomic; the rels are those of the listing, written first).
+        writes += [(RELS_META, "\0".join(scope_load.included)), (WATCH_META, watch)]
+    if writes:
+        try:
+            for key, value in writes:
+                index.query(
+                    "INSERT OR REPLACE INTO meta SELECT ?, ? "
+                    "WHERE (SELECT value FROM meta WHERE key = 'scan') = ?",
+                    (key, value, listing),
+                )
+        except sqlite3.Error:
+            settled_id = None  # only speed is lost: the next load walks again
+    scope_load.settled = settled_id
+    return True
+
+
+def _take_settled(
+    index: ScopeIndex, meta: dict[str, Any], scope_load: ScopeLoad, load: VaultLoad
+) -> bool:
+    """Count a settled refresh's bytes and invalid documents (from ``meta``) into ``load``,
+    for the documents ``scope_load`` includes."""
+    try:
+        if meta.get("scan_invalid") is None:
             return False
         nbytes = int(meta["scan_bytes"])
         if load.scanned_bytes + nbytes > MAX_SCAN_BYTES:
@@ -234,10 +386,10 @@ def _unchanged(
         invalid = {}
         if meta["scan_invalid"]:
             invalid = dict(index.query("SELECT rel, code FROM docs WHERE code IS NOT NULL"))
-    except sqlite3.Error:
+    except (sqlite3.Error, ValueError, TypeError):
         return False
     load.scanned_bytes += nbytes
-    scope_load.included = list(map(_REL, documents))
+    scope_load.settled = meta.get(SCAN_ID_META)
     if invalid:
         for rel in scope_load.included:
             code = invalid.get(rel)
