@@ -139,12 +139,13 @@ def test_a_token_only_the_json_form_shows_is_still_found() -> None:
     assert secrets_module.find_secrets_in_memory(memory) == ["npm token"] == _full_scan(memory)
 
 
-WORDS = (
+PROSE = (
     "the of and to in is that for on with as auth migration rollout database cache index worker"
     " queue deploy token schema retry latency budget review harness session branch merge conflict"
     " release test flaky lint config plugin adapter vault memory search doctor backlink handoff"
     " decision runbook Straße naïve 日本語 we should never run it twice because the lock is held"
-).split()
+)
+WORDS = PROSE.split()
 
 
 def _write_vault(repo: Path, count: int) -> int:
