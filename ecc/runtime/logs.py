@@ -45,13 +45,19 @@ def level_from_env() -> str | None:
 def set_level(level: str) -> None:
     """Make ``level`` this process's and its children's, and show it on stderr now."""
     os.environ[ENV] = level
-    logger = logging.getLogger("ecc")
-    logger.setLevel(level.upper())
-    if not any(getattr(h, "ecc_stderr", False) for h in logger.handlers):
+    logging.getLogger("ecc").setLevel(level.upper())
+    _to_stderr()
+
+
+def _to_stderr() -> None:
+    """One stderr handler, on the root logger, unless the root already has handlers (as
+    :func:`logging.basicConfig`): a server's own configuration then keeps its format."""
+    root = logging.getLogger()
+    if not root.handlers:
         handler = logging.StreamHandler()
         handler.ecc_stderr = True  # type: ignore[attr-defined]
         handler.setFormatter(logging.Formatter(FORMAT))
-        logger.addHandler(handler)
+        root.addHandler(handler)
 
 
 def chosen_level(default: str) -> int:
@@ -117,11 +123,8 @@ def to_file(path: Path, *, default: str = "info", stderr: bool = False) -> loggi
     handler = RotatingLog(path)
     handler.setFormatter(formatter)
     logger.addHandler(handler)
-    if stderr and not any(getattr(h, "ecc_stderr", False) for h in logger.handlers):
-        stream = logging.StreamHandler()
-        stream.ecc_stderr = True  # type: ignore[attr-defined]
-        stream.setFormatter(formatter)
-        logger.addHandler(stream)
+    if stderr:
+        _to_stderr()
     return logger
 
 
@@ -138,5 +141,7 @@ def for_runner(path: Path) -> None:
     handler = RotatingLog(path, follow_stderr=True)
     handler.setFormatter(logging.Formatter(FORMAT))
     root = logging.getLogger()
+    for other in [h for h in root.handlers if getattr(h, "ecc_stderr", False)]:
+        root.removeHandler(other)  # stderr is this very file: each line once
     root.setLevel(chosen_level("info"))
     root.addHandler(handler)

@@ -95,3 +95,24 @@ def test_log_options_keep_the_fast_start_path(git_repo: Path):
     assert result.returncode == 0, result.stderr
     assert result.stderr.strip().splitlines()[-1] == "False debug"
     wait_finished(result.stdout.strip(), git_repo)
+
+
+def test_each_line_is_logged_once(git_repo: Path, tmp_path: Path):
+    daemon = run_ecc("-v", "daemon", "--once", cwd=git_repo)
+    assert daemon.stderr.count("daemon started") == 1, daemon.stderr
+    token = tmp_path / "token"
+    token.write_text("z" * 40 + "\n")
+    token.chmod(0o600)
+    server = subprocess.Popen(
+        [*ECC, "-v", "remote", "serve", "--port", "0", "--token-file", str(token), "--json"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=os.environ,
+    )
+    try:
+        assert server.stdout is not None and server.stdout.readline()  # listening
+    finally:
+        server.send_signal(signal.SIGTERM)
+        _, stderr = server.communicate(timeout=20)
+    assert stderr.count("token(s) from") == 1, stderr
