@@ -1,8 +1,9 @@
 """A derived, disposable index of one scope's documents (SQLite in the user cache dir).
 
 The Markdown files stay the source of truth. Each row remembers the file's stamp (device, inode,
-size, mtime, ctime) and everything search/read/doctor need from the parsed document; a row whose
-stamp no longer matches is re-read. Deleting the cache (or failing to open it) only costs time:
+size, mtime, ctime) and everything search/read/doctor need from the parsed document (its summary
+and body deflated in ``packed``, ``ecc.vault.packed``); a row whose stamp no longer matches is
+re-read. Deleting the cache (or failing to open it) only costs time:
 the service falls back to an in-memory index built from the files, with identical results.
 
 Besides the rows, the index keeps a *scan digest* (a hash of every file name and stamp seen by

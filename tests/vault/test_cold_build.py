@@ -217,3 +217,23 @@ def test_ascii_term_counts_are_the_tokenizer_words(text: str) -> None:
 def test_secret_scan_walks_nested_values_as_before() -> None:
     memory = {"a": {"b": ["x", {"c": "ghp_" + "A1" * 18}]}, "d": [1, "y"], "e": 3}
     assert secrets_module.find_secrets_in_memory(memory) == ["GitHub token"] == _full_scan(memory)
+
+
+def test_a_segment_rebuilt_later_counts_words_from_the_bodies(
+    make_service, repo: Path, isolated_env
+) -> None:
+    """A process that did not index the rows has no word counts in memory: it reads bodies."""
+    _write_vault(repo, 300)
+    expected = make_service(cache_dir=None).search("migration rollout", scopes=["project"])
+    assert make_service().search("migration rollout", scopes=["project"]) == expected
+    (path,) = (isolated_env / ".cache/ecc/memory-index").glob("*.sqlite3")
+    db = sqlite3.connect(path)
+    with db:  # as if the segment had never been built
+        db.execute("DELETE FROM meta WHERE key LIKE 'seg_%'")
+        db.execute("DELETE FROM seg_keys")
+    db.close()
+    assert make_service().search("migration rollout", scopes=["project"]) == expected
+    db = sqlite3.connect(path)
+    size = db.execute("SELECT value FROM meta WHERE key = 'seg_size'").fetchone()[0]
+    db.close()
+    assert int(size) == 300
