@@ -451,3 +451,29 @@ def test_doctor_of_an_unchanged_vault_reuses_its_report(
     assert len(link_queries) == 2 * asked  # the unchanged vault's report was kept
     vault.write(3, "gamma")
     assert vault.service.doctor() == vault.fresh()[1] != first
+
+
+@pytest.mark.parametrize(
+    "value",
+    ['{"token": 1', '["not", "a", "dict"]', '{"token": null, "visited": 1}', "\x00\x01"],
+)
+def test_a_corrupt_watch_record_in_the_index_means_a_walk(vault, watcher, walks, value) -> None:
+    import sqlite3
+
+    from ecc.vault.index import index_path
+    from ecc.vault.loading import WATCH_META
+
+    vault.write(1, "alpha")
+    settled = vault.outcome()
+    key = f"files\x00{vault.root}"
+    db = sqlite3.connect(index_path(vault.cache, key))
+    try:
+        found = db.execute("SELECT count(*) FROM meta WHERE key = ?", (WATCH_META,)).fetchone()
+        assert found == (1,)
+        db.execute("UPDATE meta SET value = ? WHERE key = ?", (value, WATCH_META))
+        db.commit()
+    finally:
+        db.close()
+    walked = len(walks)
+    assert vault.outcome() == settled == vault.fresh()
+    assert len(walks) == walked + 1 + 2  # the warm search walked (and settled again), then fresh
