@@ -153,3 +153,23 @@ def ecc_notify(notification: Notification, settings: dict[str, Any]) -> None:
             errors.append(str(exc))
     if errors:
         raise WebhookError("; ".join(errors))
+
+
+def doctor_checks(config: Any) -> list[dict[str, Any]]:
+    """For ``ecc doctor``: can every target's URL be found? Names where it comes from, never it."""
+    raw = (config.notifications.settings or {}).get("webhook", {})
+    settings = dict(raw.to_dict() if hasattr(raw, "to_dict") else raw)
+    fix = (
+        "set the variable named by url_env, or write the URL into url_file, "
+        "under [notifications.settings.webhook]"
+    )
+    try:
+        labels = [resolve_url(target)[1] for target in _targets(settings)]
+    except WebhookError as exc:
+        return [_check(False, str(exc), fix)]
+    return [_check(True, "URL from " + ", ".join(labels), "")]
+
+
+def _check(ok: bool, detail: str, fix: str) -> dict[str, Any]:
+    level = "ok" if ok else "fail"
+    return {"name": "notifier webhook", "ok": ok, "detail": detail, "level": level, "fix": fix}

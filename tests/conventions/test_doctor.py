@@ -81,3 +81,22 @@ def test_a_notifiers_missing_program_fails_with_a_fix(git_repo: Path, tmp_path: 
     assert status == 1
     text = run_ecc("doctor", cwd=git_repo, env=env).stdout
     assert "FAIL notifier desktop" in text and "fix:" in text
+
+
+def test_a_webhook_without_its_url_fails_and_the_url_never_shows(git_repo: Path, tmp_path: Path):
+    env = _bin(tmp_path)
+    config = Path(os.environ["ECC_CONFIG_DIR"]) / "config.toml"
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text(
+        '[notifications]\nnotifiers = ["webhook"]\n'
+        '[notifications.settings.webhook]\nurl_env = "ECC_TEST_WEBHOOK"\n'
+    )
+    status, checks = _doctor(git_repo, env)
+    webhook = checks["notifier webhook"]
+    assert status == 1 and not webhook["ok"] and "$ECC_TEST_WEBHOOK" in webhook["detail"]
+    assert webhook["fix"]
+    secret = "https://hooks.example.invalid/T000/SECRET-PART"
+    result = run_ecc("doctor", "--json", cwd=git_repo, env={**env, "ECC_TEST_WEBHOOK": secret})
+    report = {c["name"]: c for c in json.loads(result.stdout)["checks"]}
+    assert report["notifier webhook"]["ok"]
+    assert "SECRET-PART" not in result.stdout + result.stderr
