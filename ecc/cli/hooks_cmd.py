@@ -79,7 +79,7 @@ def _path_warning(scope: str, action: str) -> str | None:
     if found is None:
         return (
             "Warning: `ecc` is not on PATH, so the harness will not find the hook this file runs;"
-            " put ecc on PATH (e.g. `pipx install ecc`)"
+            " put ecc on PATH (e.g. `pipx install ecc-control-plane`)"
         )
     here = Path(sys.executable).parent / PORTABLE_COMMAND
     if here.exists() and Path(found).resolve() != here.resolve():
