@@ -200,11 +200,12 @@ def cli(ctx: click.Context, verbose: int, log_level: str | None) -> None:
     Portable memory shared by every agent, sessions in their own worktrees, risk scoring of tool
     calls, notifications, and plugins for every harness.
     """
-    from ecc.runtime import logs
+    if verbose or log_level or os.environ.get("ECC_LOG_LEVEL"):  # else logging stays unloaded
+        from ecc.runtime import logs
 
-    level = logs.level_from_flags(verbose, log_level) or logs.level_from_env()
-    if level:
-        logs.set_level(level)
+        level = logs.level_from_flags(verbose, log_level) or logs.level_from_env()
+        if level:
+            logs.set_level(level)
     if ctx.invoked_subcommand is None:
         if sys.stdin.isatty() and sys.stdout.isatty():  # a person at a terminal: the dashboard
             ctx.invoke(ctx.command.get_command(ctx, "dashboard"))  # type: ignore[attr-defined]
