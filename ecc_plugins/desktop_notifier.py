@@ -64,7 +64,8 @@ def ecc_notify(notification: Notification, settings: dict[str, Any]) -> None:
         raise RuntimeError(f"{argv[0]} failed: {detail}")
 
 
-def doctor_checks(config: Any) -> list[dict[str, Any]]:
+@hookimpl
+def ecc_doctor_checks(config: Any) -> list[dict[str, Any]]:
     """For ``ecc doctor``: is the program this platform's notifications need on PATH?"""
     import shutil
 
@@ -83,7 +84,6 @@ def doctor_checks(config: Any) -> list[dict[str, Any]]:
 def _check(ok: bool, detail: str, fix: str) -> dict[str, Any]:
     return {
         "name": "notifier desktop",
-        "ok": ok,
         "detail": detail,
         "level": "ok" if ok else "fail",
         "fix": fix,

@@ -155,7 +155,8 @@ def ecc_notify(notification: Notification, settings: dict[str, Any]) -> None:
         raise WebhookError("; ".join(errors))
 
 
-def doctor_checks(config: Any) -> list[dict[str, Any]]:
+@hookimpl
+def ecc_doctor_checks(config: Any) -> list[dict[str, Any]]:
     """For ``ecc doctor``: can every target's URL be found? Names where it comes from, never it."""
     raw = (config.notifications.settings or {}).get("webhook", {})
     settings = dict(raw.to_dict() if hasattr(raw, "to_dict") else raw)
@@ -172,4 +173,4 @@ def doctor_checks(config: Any) -> list[dict[str, Any]]:
 
 def _check(ok: bool, detail: str, fix: str) -> dict[str, Any]:
     level = "ok" if ok else "fail"
-    return {"name": "notifier webhook", "ok": ok, "detail": detail, "level": level, "fix": fix}
+    return {"name": "notifier webhook", "detail": detail, "level": level, "fix": fix}

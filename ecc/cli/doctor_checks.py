@@ -4,8 +4,7 @@ Nothing here names a harness. Each harness comes from the adapters (``ecc_harnes
 CLI is the declared ``program``, asked for ``--version``; whether ecc's hooks and MCP entry are
 in its configuration is asked of its adapter as a dry-run install (``ecc_install_integration``
 with ``dry_run``): nothing to change means installed. A plugin with requirements of its own (a
-notifier's program) may define ``doctor_checks(config)`` returning :class:`Check` objects (or
-dicts with the same keys); it is called for each loaded plugin that has it.
+notifier's program) reports them through the ``ecc_doctor_checks`` hook.
 """
 
 from __future__ import annotations
@@ -150,19 +149,32 @@ def daemon_check(config: Any) -> Check:
 
 
 def plugin_checks(config: Any) -> list[Check]:
-    """What loaded plugins report about their own requirements (``doctor_checks``)."""
+    """What plugins report about their own requirements (the ``ecc_doctor_checks`` hook)."""
+    from ecc.runtime.plugins.calls import call_each
     from ecc.runtime.plugins.loader import get_plugins
 
     checks: list[Check] = []
-    for name, plugin in get_plugins(config).pm.list_name_plugin():
-        report = getattr(plugin, "doctor_checks", None)
-        if not callable(report):
+    for outcome in call_each(get_plugins(config).hook.ecc_doctor_checks, config=config):
+        if outcome.error is not None:  # a plugin's bug must not hide the other checks
+            checks.append(failed(f"plugin {outcome.name}", outcome.describe_error(), ""))
             continue
-        try:
-            answers = report(config) or []
-        except Exception as exc:  # a plugin's bug must not hide the other checks
-            checks.append(failed(f"plugin {name}", f"doctor_checks raised {exc!r}", ""))
-            continue
-        for answer in answers:
-            checks.append(answer if isinstance(answer, Check) else Check(**dict(answer)))
+        for answer in outcome.result or []:
+            checks.append(_reported(outcome.name, answer))
     return checks
+
+
+def _reported(plugin: str, answer: Any) -> Check:
+    """A plugin's answer as a :class:`Check`; a malformed one is itself a failed check."""
+    try:
+        level = answer.get("level", OK)
+        if level not in (OK, WARN, FAIL):
+            raise ValueError(f"level {level!r}")
+        return Check(
+            str(answer["name"]),
+            level != FAIL,
+            str(answer.get("detail", "")),
+            level,
+            str(answer.get("fix", "")),
+        )
+    except (AttributeError, KeyError, TypeError, ValueError) as exc:
+        return failed(f"plugin {plugin}", f"ecc_doctor_checks answered {answer!r:.80} ({exc})", "")

@@ -13,7 +13,7 @@ arguments than a spec offers, never others). Plugins are found through six entry
 ``ecc.forges``           code hosts: opening a pull request for a session's pushed branch
 
 A plugin implements only hooks of its own group's family (each spec's ``@family``;
-``ecc_register_commands`` belongs to every group): ecc loads a group when one of its hooks is
+``ecc_register_commands`` and ``ecc_doctor_checks`` belong to every group): ecc loads a group when one of its hooks is
 called, so a plugin with a hook of another family is refused. :data:`GROUPS` is the load order.
 
 Hooks whose first argument is ``harness`` are *harness hooks*: ecc calls them only on the plugins
@@ -313,6 +313,20 @@ def ecc_open_pull_request(proposal: PullRequestProposal, config: Config) -> Pull
 
 
 # -- any plugin ------------------------------------------------------------------------------
+
+
+@hookspec
+@family(*GROUPS)
+def ecc_doctor_checks(config: Config) -> list[dict[str, Any]] | None:
+    """Report whether what this plugin needs outside Python is there, for ``ecc doctor``.
+
+    Called once by ``ecc doctor`` (it loads every group). Return a list of dicts, one a line:
+    ``name`` (e.g. ``"notifier desktop"``), ``level`` (``"ok"``, ``"warn"``: works, but see
+    ``fix``; or ``"fail"``), ``detail`` (what was found) and ``fix`` (one sentence saying how,
+    when the level is not ok). Check cheaply (``shutil.which``, a file's existence), never a
+    network call or a secret in ``detail``. A plugin that raises is reported as failed; the
+    other plugins' checks still run.
+    """
 
 
 @hookspec

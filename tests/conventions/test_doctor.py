@@ -100,3 +100,45 @@ def test_a_webhook_without_its_url_fails_and_the_url_never_shows(git_repo: Path,
     report = {c["name"]: c for c in json.loads(result.stdout)["checks"]}
     assert report["notifier webhook"]["ok"]
     assert "SECRET-PART" not in result.stdout + result.stderr
+
+
+def test_plugins_report_through_the_doctor_hook_and_a_broken_one_is_contained(monkeypatch):
+    """``ecc_doctor_checks`` is a hook of the contract: a plugin registered like any other
+    reports its own line; one that raises, or answers nonsense, is a failed line of its own."""
+    import sys
+    import types
+
+    from ecc.cli import doctor_checks
+    from ecc.contract.hookspecs import hookimpl
+    from ecc.runtime.plugins import loader
+
+    good = types.ModuleType("ecc_test_doctor_good")
+    good.ecc_doctor_checks = hookimpl(
+        lambda config: [{"name": "acme cli", "level": "warn", "detail": "old", "fix": "upgrade"}]
+    )
+    broken = types.ModuleType("ecc_test_doctor_broken")
+
+    def explode(config):
+        raise RuntimeError("boom")
+
+    broken.ecc_doctor_checks = hookimpl(explode)
+    odd = types.ModuleType("ecc_test_doctor_odd")
+    odd.ecc_doctor_checks = hookimpl(lambda config: [{"level": "fine"}])
+    for module in (good, broken, odd):
+        monkeypatch.setitem(sys.modules, module.__name__, module)
+    plugin_set = loader.PluginSet(
+        None,
+        entry_points={
+            "ecc.notifiers": [
+                ("acme", good.__name__),
+                ("broken", broken.__name__),
+                ("odd", odd.__name__),
+            ]
+        },
+    )
+    monkeypatch.setattr(loader, "get_plugins", lambda config=None: plugin_set)
+    checks = {c.name: c for c in doctor_checks.plugin_checks(None)}
+    assert checks["acme cli"].ok and checks["acme cli"].level == "warn"
+    assert checks["acme cli"].fix == "upgrade"
+    assert not checks["plugin broken"].ok and "boom" in checks["plugin broken"].detail
+    assert not checks["plugin odd"].ok and "fine" in checks["plugin odd"].detail
