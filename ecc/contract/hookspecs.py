@@ -13,8 +13,9 @@ arguments than a spec offers, never others). Plugins are found through six entry
 ``ecc.forges``           code hosts: opening a pull request for a session's pushed branch
 
 A plugin implements only hooks of its own group's family (each spec's ``@family``;
-``ecc_register_commands`` and ``ecc_doctor_checks`` belong to every group): ecc loads a group when one of its hooks is
-called, so a plugin with a hook of another family is refused. :data:`GROUPS` is the load order.
+``ecc_register_commands`` and ``ecc_doctor_checks`` belong to every group): ecc loads a group
+when one of its hooks is called, so a plugin with a hook of another family is refused.
+:data:`GROUPS` is the load order.
 
 Hooks whose first argument is ``harness`` are *harness hooks*: ecc calls them only on the plugins
 whose ``ecc_harnesses`` declares that harness (by canonical name), so an adapter never receives
