@@ -228,8 +228,8 @@ def _watched_unchanged(
         if not isinstance(watch, dict) or watch.get("token") != token or rels is None:
             return None
         visited, symlinks, temps = watch["visited"], watch["symlinks"], watch["temp_files"]
-        if type(visited) is not int or visited > budget:
-            return None
+        if type(visited) is not int or visited >= budget:
+            return None  # a walk with this budget may stop short: let it
         if not all(isinstance(rel, str) for rel in (*symlinks, *temps)):
             return None
         scope_load = ScopeLoad(scope, index)

@@ -477,3 +477,17 @@ def test_a_corrupt_watch_record_in_the_index_means_a_walk(vault, watcher, walks,
     walked = len(walks)
     assert vault.outcome() == settled == vault.fresh()
     assert len(walks) == walked + 1 + 2  # the warm search walked (and settled again), then fresh
+
+
+@pytest.mark.parametrize("limit", range(1, 9))
+def test_the_entry_budget_cuts_a_watched_load_as_it_cuts_a_walk(
+    vault, watcher, walks, monkeypatch: pytest.MonkeyPatch, limit: int
+) -> None:
+    from ecc.vault import loading
+
+    for n in range(3):
+        vault.write(n, WORDS[n], "deep" if n == 2 else "")
+    vault.outcome()  # settled under the watcher's token with the whole budget
+    monkeypatch.setattr(loading, "MAX_FILES", limit)
+    assert vault.outcome() == vault.fresh()
+    assert vault.outcome() == vault.fresh()
