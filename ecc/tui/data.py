@@ -257,10 +257,13 @@ class SessionWatcher:
         self.last_tool_id: int | None = None
         self.polls = 0
         self.reads = 0  # polls that read session rows (the store had changed)
+        self._runners: list[Session] | None = None  # the sessions with a runner, when known
 
     def poll(self, force: bool = False) -> Changes:
         self.polls += 1
-        if refresh_liveness(self.store, self.sessions.values()):
+        if self._runners is None:  # only these can have a dead runner to record
+            self._runners = [s for s in self.sessions.values() if s.runner_pid]
+        if refresh_liveness(self.store, self._runners):
             force = True  # a dead runner recorded through our own connection moves no counter
         version = self.store.change_counter()
         if version == self.version and not force:
@@ -275,6 +278,7 @@ class SessionWatcher:
                 if self.sessions.get(session.id) != session:
                     self.sessions[session.id] = session
                     changes.changed.add(session.id)
+                    self._runners = None
                 self._advance(session.updated_at)
             count = int(self.store.usage_totals()["sessions"])
             if count != len(self.sessions):
@@ -288,6 +292,7 @@ class SessionWatcher:
         changes.changed |= {sid for sid, s in fresh.items() if self.sessions.get(sid) != s}
         changes.reloaded = True
         self.sessions = fresh
+        self._runners = None
         self.watermark = None
         for session in fresh.values():
             self._advance(session.updated_at)
