@@ -32,6 +32,10 @@ if TYPE_CHECKING:
     from typing import Any
 
 HOT_HOOKS = ("ecc_parse_hook_payload", "ecc_hook_response", "ecc_score_tool_call")
+# Stores a process about to end left open: closing the last connection to a WAL database
+# checkpoints it (copies the log into the database and syncs it), about 15 ms of every tool
+# call's wait. Left to the exit, the committed row stays in the log for the next checkpoint.
+_LEFT_TO_EXIT: list[Any] = []
 # Set by the runner of a managed session (``ecc.sessions.enforcement``):
 POLICY_DIR_ENV = "ECC_POLICY_DIR"  # the directory ``ecc run`` was invoked in: its policy applies
 SESSION_HOOK_ENV = "ECC_SESSION_HOOK"  # "1": the session applies its own (``--managed``) hook
@@ -106,13 +110,20 @@ def _generic_response(decision: Any) -> Any:
 
 
 def run(
-    harness: str, event: str, raw: bytes, cwd: Path | None = None, managed: bool = False
+    harness: str,
+    event: str,
+    raw: bytes,
+    cwd: Path | None = None,
+    managed: bool = False,
+    ending: bool = False,
 ) -> Any:
     """Handle one hook invocation; always returns a :class:`ecc.contract.types.HookResponse`.
 
     ``managed`` is the hook a session applied to its own harness process: it reads the policy
     of the directory ``ecc run`` was invoked in. Inside such a session any other ecc hook (one
     the user installed) allows at once and records nothing: the session's hook decides.
+    ``ending``: the process ends right after the answer without closing what it opened
+    (``ecc hook``'s own process): the store connection is left to that exit, uncheckpointed.
     """
     from ecc.contract.types import HookDecision, HookEvent
     from ecc.runtime.config import view as fastconfig
@@ -163,7 +174,7 @@ def run(
         if response is None:
             response = _generic_response(decision)
         if pre_tool:  # after the answer: an adapter without "ask" turns it into "deny"
-            _record(decision, config, scored=not oversized)
+            _record(decision, config, scored=not oversized, ending=ending)
         return response
     except Exception as exc:
         log_error("internal error", exc, harness)
@@ -286,15 +297,17 @@ def _hold(decision: Any, config: Any) -> Any:
     return held or decision
 
 
-def _record(decision: Any, config: Any, scored: bool = True) -> None:
+def _record(decision: Any, config: Any, scored: bool = True, ending: bool = False) -> None:
     """Store the call with its score (None: not scored) and the decision the harness was
     given, as the one row of that call: merged with the session's output record of it, by the
-    harness's call id where the payload has one (``Records.record_tool_call``); never raises."""
+    harness's call id where the payload has one (``Records.record_tool_call``); never raises.
+    ``ending``: the store stays open for the process's exit (see :data:`_LEFT_TO_EXIT`)."""
     call = decision.event.call
     try:
         from ecc.store.open import open_store
 
         store = open_store(config=config)
+        recorded = False
         try:
             store.record_tool_call(
                 session_id=os.environ.get("ECC_SESSION_ID") or None,
@@ -308,7 +321,11 @@ def _record(decision: Any, config: Any, scored: bool = True) -> None:
                 call_id=decision.event.tool_use_id,
                 source="hook",
             )
+            recorded = True
         finally:
-            store.close()
+            if ending and recorded and getattr(store, "dialect", "") == "sqlite":
+                _LEFT_TO_EXIT.append(store)  # referenced: garbage collection would close it
+            else:
+                store.close()
     except Exception as exc:  # recording must never change the decision
         log_error("could not record the tool call", exc, decision.event.harness)

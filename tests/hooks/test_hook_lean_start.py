@@ -184,3 +184,16 @@ def test_a_wrapper_implementation_is_left_to_pluggy(monkeypatch) -> None:
         }
     }
     assert order(wrapper=True) is None
+
+
+def test_the_hook_leaves_its_write_in_the_log_instead_of_checkpointing_at_exit() -> None:
+    """Closing the last connection to a WAL database copies the log into it and syncs it:
+    about 15 ms of every tool call. The warm hook ends with its row committed to the log,
+    which the next connection reads and a later checkpoint moves."""
+    hook(claude_pre("ls", "c5"))
+    status, _, _ = hook(claude_pre("ls -la", "c6"))
+    assert status == 0
+    log = Path(os.environ["ECC_STATE_DIR"]) / "ecc.db-wal"
+    assert log.exists() and log.stat().st_size > 0
+    assert (log.stat().st_mode & 0o777) == 0o600
+    assert [row[7] for row in rows()] == ["c5", "c6"]

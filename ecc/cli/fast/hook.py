@@ -35,6 +35,7 @@ def main(args: list[str]) -> int | None:
     from ecc.observability.toolhook import run
 
     raw = sys.stdin.buffer.read() if not sys.stdin.isatty() else b""
-    return write_response(
-        run(params["harness"], params["event"], raw, managed=bool(params["managed"]))
-    )
+    response = run(
+        params["harness"], params["event"], raw, managed=bool(params["managed"]), ending=True
+    )  # ending: ecc.entry ends this process with os._exit once the answer is written
+    return write_response(response)
