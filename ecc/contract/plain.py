@@ -70,59 +70,66 @@ def _frozen_error(self: object, name: str, *args: object) -> None:
     raise FrozenInstanceError(f"cannot assign to field {name!r}")
 
 
+_REQUIRED = object()  # a template's value for a field without a default
+
+
 class _Spec:
     """What the shared methods need to know about one class's fields."""
 
-    __slots__ = ("defaults", "factories", "fields", "frozen", "names", "required")
+    __slots__ = ("count", "factories", "frozen", "names", "required", "template")
 
     def __init__(self, names: tuple[str, ...], defaults: dict[str, Any], frozen: bool) -> None:
         self.names = names
-        self.fields = frozenset(names)
-        self.defaults = {n: d for n, d in defaults.items() if not isinstance(d, _Factory)}
-        self.factories = tuple((n, d.make) for n, d in defaults.items() if isinstance(d, _Factory))
-        self.required = frozenset(n for n in names if n not in defaults)
+        self.count = len(names)
+        # every field in order with its default: an instance's __dict__ starts as a copy
+        self.template = {name: defaults.get(name, _REQUIRED) for name in names}
+        self.factories = tuple(
+            (name, default) for name, default in defaults.items() if isinstance(default, _Factory)
+        )
+        self.required = tuple(name for name in names if name not in defaults)
         self.frozen = frozen
 
 
-def _arguments(cls: type, spec: _Spec, args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict:
-    """The field values of ``cls(*args, **kwargs)``, refused as a generated ``__init__`` would."""
+def _refuse(cls: type, spec: _Spec, given: dict[str, Any]) -> None:
+    """Raise the TypeError a generated ``__init__`` would for these arguments."""
     name = f"{cls.__qualname__}.__init__()"
-    if args:
-        if len(args) > len(spec.names):
-            raise TypeError(
-                f"{name} takes {len(spec.names) + 1} positional arguments but "
-                f"{len(args) + 1} were given"
-            )
-        given = dict(zip(spec.names, args, strict=False))
-        twice = given.keys() & kwargs.keys()
-        if twice:
-            raise TypeError(f"{name} got multiple values for argument {min(twice)!r}")
-        given.update(kwargs)
-    else:
-        given = kwargs
-    unknown = given.keys() - spec.fields
+    unknown = sorted(set(given) - set(spec.names))
     if unknown:
-        raise TypeError(f"{name} got an unexpected keyword argument {min(unknown)!r}")
-    missing = spec.required - given.keys()
-    if missing:
-        listed = ", ".join(repr(n) for n in spec.names if n in missing)
-        raise TypeError(f"{name} missing required argument(s): {listed}")
-    values = {**spec.defaults}
-    for field_name, make in spec.factories:
-        if field_name not in given:
-            values[field_name] = make()
-    values.update(given)
-    return {field_name: values[field_name] for field_name in spec.names}  # in field order
+        raise TypeError(f"{name} got an unexpected keyword argument {unknown[0]!r}")
+    listed = ", ".join(repr(n) for n in spec.names if n in spec.required and n not in given)
+    raise TypeError(f"{name} missing required argument(s): {listed}")
+
+
+def _positional(cls: type, spec: _Spec, args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict:
+    """``kwargs`` with the positional ``args`` named, refused as a generated ``__init__``."""
+    name = f"{cls.__qualname__}.__init__()"
+    if len(args) > spec.count:
+        raise TypeError(
+            f"{name} takes {spec.count + 1} positional arguments but {len(args) + 1} were given"
+        )
+    given = dict(zip(spec.names, args, strict=False))
+    twice = given.keys() & kwargs.keys()
+    if twice:
+        raise TypeError(f"{name} got multiple values for argument {min(twice)!r}")
+    given.update(kwargs)
+    return given
 
 
 def _init(self: Any, *args: Any, **kwargs: Any) -> None:
     cls = type(self)
     spec = cls.__plain_spec__
-    values = _arguments(cls, spec, args, kwargs)
-    if spec.frozen:
-        object.__setattr__(self, "__dict__", values)
-    else:
-        self.__dict__.update(values)
+    given = _positional(cls, spec, args, kwargs) if args else kwargs
+    values = spec.template.copy()  # in field order, as a generated __init__ assigns them
+    values.update(given)
+    if len(values) != spec.count:
+        _refuse(cls, spec, given)  # an unknown keyword
+    for field_name in spec.required:
+        if values[field_name] is _REQUIRED:
+            _refuse(cls, spec, given)
+    for field_name, default in spec.factories:
+        if values[field_name] is default:
+            values[field_name] = default.make()
+    object.__setattr__(self, "__dict__", values)  # also past a frozen class's __setattr__
 
 
 def _values(self: Any) -> tuple[Any, ...]:
