@@ -90,8 +90,9 @@ class ScopeIndex:
         self.key = key
         self.persistent = False
         self.db: sqlite3.Connection | None = None
-        # docid -> the body's word counts, of rows this process inserted: the segment build
-        # takes them instead of reading every body back (a docid never names other content)
+        # docid -> the body's words and counts (``ranking.body_terms``), of rows this process
+        # inserted: the segment build takes them instead of reading every body back (a docid
+        # never names other content)
         self.fresh_terms: dict[int, Any] = {}
         if cache_dir is not None:
             path = index_path(cache_dir, key)

@@ -76,6 +76,14 @@ def term_counts(body_l: str) -> Counter[str]:
     return Counter(unicode17.words(body_l))
 
 
+def body_terms(body_l: str) -> tuple[tuple[str, ...], array[int]]:
+    """:func:`term_counts` as kept in memory until the segment is built: the words interned
+    (shared by every document holding them) and the counts in an array (a body of 64 KiB holds
+    at most 32,768 words), a fifth of a ``Counter``'s size."""
+    counts = term_counts(body_l)
+    return tuple(map(sys.intern, counts)), array("H", counts.values())
+
+
 def _weight(weight: int) -> bytes:
     return bytes([0]) + bytes([weight]) * 255
 
@@ -134,7 +142,7 @@ def build_segment(index: ScopeIndex) -> None:
             if code is not None or status != "active":
                 continue  # never a search result: no postings
             flags[slot] = KIND_CODES[kind]
-            for word, number in terms[docid].items():
+            for word, number in zip(*terms[docid], strict=True):
                 entry = body.get(word)
                 if entry is None:
                     body[word] = entry = ([], [])
@@ -203,7 +211,9 @@ def build_segment(index: ScopeIndex) -> None:
         raise
 
 
-def _terms(index: ScopeIndex, docids: list[int]) -> dict[int, Counter[str]]:
+def _terms(
+    index: ScopeIndex, docids: list[int]
+) -> dict[int, tuple[tuple[str, ...], array[int]]]:
     """The body word counts of ``docids``: this process's fresh rows' from memory, the others'
     from their bodies (the index stores no counts; a rebuild after a later refresh reads them)."""
     fresh = index.fresh_terms
@@ -215,7 +225,7 @@ def _terms(index: ScopeIndex, docids: list[int]) -> dict[int, Counter[str]]:
         for docid, body_l in index.query(
             f"SELECT docid, body_l FROM texts WHERE docid IN ({marks})", chunk
         ):
-            terms[docid] = term_counts(body_l)
+            terms[docid] = body_terms(body_l)
     return terms
 
 

@@ -77,5 +77,5 @@ def build_row(store: VaultStore, scope: str, rel: str, stamp: str) -> tuple[Any,
         _delimited(memory["targetHarnesses"]),
         _delimited(memory["links"]),
         packed.pack(summary_json, body),
-        ranking.term_counts(unicode17.lower(body)),  # from a UTF-8 file: no lone surrogate
+        ranking.body_terms(unicode17.lower(body)),  # from a UTF-8 file: no lone surrogate
     )
