@@ -35,6 +35,10 @@ wheelhouse:
 		".[all]" $(foreach a,$(ADAPTERS) $(PLUGINS),./$(a))
 	rm -f $(WHEELHOUSE)/ecc_control_plane-* $(WHEELHOUSE)/ecc_adapter_* $(WHEELHOUSE)/ecc_celery-*
 
+# the lowest versions the distributions allow of their direct dependencies, with a smoke set
+lowest: install
+	bash .ci/lowest
+
 demo: install
 	$(BIN)/python examples/demo.py
 

@@ -4,6 +4,9 @@ an unrelated library), one version, floors that work, extras, and complete metad
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
+import tarfile
 import tomllib
 from pathlib import Path
 from typing import Any
@@ -92,10 +95,23 @@ def test_the_changelog_names_this_version() -> None:
 
 
 @pytest.mark.parametrize("folder", MEMBERS)
-def test_adapter_sdists_carry_the_samples_their_tests_read(folder: str) -> None:
-    manifest = (REPO / folder / "MANIFEST.in").read_text(encoding="utf-8").split()
-    assert "graft" in manifest and "tests" in manifest
-    assert any((REPO / folder / "tests" / "samples").iterdir())
+def test_adapter_sdists_carry_the_samples_their_tests_read(folder: str, tmp_path: Path) -> None:
+    from tests.packaging.test_wheels import copy_source
+
+    source = copy_source(folder, tmp_path)
+    build = "from setuptools import build_meta as b; print(b.build_sdist('dist'))"
+    name = subprocess.run(
+        [sys.executable, "-c", build], cwd=source, check=True, capture_output=True, text=True
+    ).stdout.split()[-1]
+    with tarfile.open(source / "dist" / name) as sdist:
+        members = {Path(*Path(member).parts[1:]).as_posix() for member in sdist.getnames()}
+    samples = {
+        path.relative_to(REPO / folder).as_posix()
+        for path in (REPO / folder / "tests" / "samples").rglob("*")
+        if path.is_file()
+    }
+    assert samples and samples <= members, samples - members
+    assert {"LICENSE", "README.md"} <= members
 
 
 def test_the_version_is_written_once_in_the_core(tmp_path: Path) -> None:

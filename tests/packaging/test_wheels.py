@@ -23,7 +23,6 @@ SOURCES = [".", "adapters/claude", "adapters/codex", "adapters/gemini", "adapter
            "plugins/ecc-celery"]  # fmt: skip
 WHEELHOUSE = Path(sys.prefix) / "wheelhouse"
 UV = Path(sys.executable).with_name("uv")
-SKIP = shutil.ignore_patterns("__pycache__", "*.egg-info", "build", "dist", ".venv", "tests")
 
 
 def copy_source(folder: str, into: Path) -> Path:
