@@ -29,7 +29,6 @@ switch ecc's check off for every later call: it lands at ``require_confirmation`
 from __future__ import annotations
 
 import re
-import shlex
 
 from ecc.contract.hookspecs import hookimpl
 from ecc.contract.types import RiskContribution, ToolCall
@@ -436,6 +435,8 @@ def _findings(call: ToolCall, kind: str) -> _Findings:
     for key in _COMMAND_KEYS:
         value = data.get(key)
         if isinstance(value, list):
+            import shlex  # argv-list commands only: most calls never need it
+
             _check_command(shlex.join(str(v) for v in value), found)
         elif isinstance(value, str):
             _check_command(value, found)

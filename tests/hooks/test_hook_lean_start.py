@@ -19,7 +19,7 @@ from pathlib import Path
 from tests.foundation.test_plugins import make_distribution
 
 # what a warm hook needs none of: pluggy and the modules it brings, the loader (with the hook
-# specs and stevedore's discovery behind it) and importlib.util
+# specs and stevedore's discovery behind it), importlib.util, and shlex (for argv-list commands)
 HEAVY = (
     "pluggy",
     "dataclasses",
@@ -27,6 +27,7 @@ HEAVY = (
     "typing",
     "ecc.runtime.plugins.loader",
     "importlib.util",
+    "shlex",
 )
 PROBE = """
 import json, os, sys
