@@ -77,8 +77,11 @@ def read_hot(config: Any, hooks: tuple[str, ...]) -> dict[str, Any] | None:
     return data
 
 
-def record_hot(plugin_set: PluginSet, config: Any, hooks: tuple[str, ...]) -> dict[str, Any]:
-    """Record which modules implement ``hooks`` in ``plugin_set`` (loaded for ``config``)."""
+def record_hot(
+    plugin_set: PluginSet, config: Any, hooks: tuple[str, ...], harness_hooks: frozenset[str]
+) -> dict[str, Any]:
+    """Record which modules implement ``hooks`` in ``plugin_set`` (loaded for ``config``);
+    ``harness_hooks`` are the loader's harness hooks (passed in: this module never imports it)."""
     pm = plugin_set.pm_for(hooks)
     modules: list[dict[str, Any]] = []
     seen: dict[tuple[str, str], dict[str, Any]] = {}
@@ -104,10 +107,8 @@ def record_hot(plugin_set: PluginSet, config: Any, hooks: tuple[str, ...]) -> di
     data = {"modules": modules, "harnesses": plugin_set.harness_owners()}
     calls = _call_order(pm, hooks, seen)
     if calls is not None:
-        from ecc.runtime.plugins.loader import HARNESS_HOOKS
-
         data["calls"] = calls
-        data["harness_hooks"] = sorted(HARNESS_HOOKS.intersection(hooks))
+        data["harness_hooks"] = sorted(harness_hooks.intersection(hooks))
     startcache.write("hook", hot_key(config, hooks), data)
     return data
 

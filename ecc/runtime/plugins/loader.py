@@ -227,7 +227,7 @@ class PluginSet:
             except Exception:  # a module that no longer loads alone: the full path decides
                 pass
         full = get_plugins(config)
-        index.record_hot(full, config, hooks)
+        index.record_hot(full, config, hooks, HARNESS_HOOKS)
         return full
 
     @classmethod
