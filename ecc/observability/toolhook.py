@@ -290,6 +290,9 @@ def _hold(decision: Any, config: Any) -> Any:
     session_id = os.environ.get("ECC_SESSION_ID")
     if not session_id:
         return decision
+    import gc
+
+    gc.enable()  # ecc hook turns it off for its milliseconds; a hold may last minutes
     from ecc.observability import approvals
 
     harness = decision.event.harness

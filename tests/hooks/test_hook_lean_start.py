@@ -34,8 +34,9 @@ import json, os, sys
 from ecc.entry import main
 
 def report(status, ended):
+    import gc
     heavy = sorted(name for name in HEAVY if name in sys.modules)
-    report = {"status": status, "heavy": heavy, "ended": ended}
+    report = {"status": status, "heavy": heavy, "ended": ended, "collector": gc.isenabled()}
     print(json.dumps(report), file=sys.stderr, flush=True)
 
 quick_exit = os._exit
@@ -84,6 +85,7 @@ def hook(payload: str, env: dict[str, str] | None = None) -> tuple[int, str, lis
     )
     report = json.loads(done.stderr.strip().splitlines()[-1])
     assert (report["ended"], done.returncode) == ("quick", report["status"])
+    assert report["collector"] is False  # a process of milliseconds: no cyclic collection
     return report["status"], done.stdout, report["heavy"]
 
 
@@ -198,3 +200,24 @@ def test_the_hook_leaves_its_write_in_the_log_instead_of_checkpointing_at_exit()
     assert log.exists() and log.stat().st_size > 0
     assert (log.stat().st_mode & 0o777) == 0o600
     assert [row[7] for row in rows()] == ["c5", "c6"]
+
+
+def test_a_call_held_for_a_person_runs_with_the_cyclic_collector(monkeypatch) -> None:
+    """The hook turns the cyclic collector off (its passes over the freshly imported modules
+    are pure cost in a process of milliseconds); a call held for a person's decision may wait
+    for minutes, so it turns it back on."""
+    import gc
+
+    from ecc.contract.types import HookDecision, HookEvent
+    from ecc.observability import approvals, toolhook
+
+    seen: list[bool] = []
+    monkeypatch.setenv("ECC_SESSION_ID", "s1")
+    monkeypatch.setattr(approvals, "hold", lambda *args: seen.append(gc.isenabled()))
+    gc.disable()
+    try:
+        decision = HookDecision(HookEvent("claude", "PreToolUse", "pre_tool"), "ask")
+        assert toolhook._hold(decision, None) is decision
+    finally:
+        gc.enable()
+    assert seen == [True]

@@ -27,10 +27,17 @@ def write_response(response: HookResponse) -> int:
 def main(args: list[str]) -> int | None:
     """Answer the plain form of ``ecc hook ARGS``; None hands the command line to click
     (``--help``, unknown options...)."""
+    import gc
+
+    # A process of milliseconds that frees what it made by reference counting: the cyclic
+    # collector's passes over the modules it is about to import are pure cost (~1.5 ms). A call
+    # held for a person's decision turns it back on (ecc.observability.toolhook._hold).
+    gc.disable()
     from ecc.cli.options import HOOK, parse
 
     params = parse(HOOK, args)
     if params is None:
+        gc.enable()  # click's command line: an ordinary process
         return None
     from ecc.observability.toolhook import run
 
