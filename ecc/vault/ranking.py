@@ -211,9 +211,7 @@ def build_segment(index: ScopeIndex) -> None:
         raise
 
 
-def _terms(
-    index: ScopeIndex, docids: list[int]
-) -> dict[int, tuple[tuple[str, ...], array[int]]]:
+def _terms(index: ScopeIndex, docids: list[int]) -> dict[int, tuple[tuple[str, ...], array[int]]]:
     """The body word counts of ``docids``: this process's fresh rows' from memory, the others'
     from their bodies (the index stores no counts; a rebuild after a later refresh reads them)."""
     fresh = index.fresh_terms
