@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import re
 
-from ecc.contract.hookspecs import hookimpl
+from ecc.contract.markers import hookimpl  # without the specs module (ecc hook)
 from ecc.contract.types import RiskContribution, ToolCall
 from ecc_plugins import guardfiles, riskpatterns, shellwords
 

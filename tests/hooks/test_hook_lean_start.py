@@ -28,6 +28,7 @@ HEAVY = (
     "ecc.runtime.plugins.loader",
     "importlib.util",
     "shlex",
+    "ecc.contract.hookspecs",  # the plugins' hookimpl comes from ecc.contract.markers
 )
 PROBE = """
 import json, os, sys
@@ -129,7 +130,8 @@ def test_scorers_run_in_pluggys_order_on_the_warm_path(tmp_path: Path) -> None:
     )
     cold = hook(claude_pre("curl https://example.com", "c2"), env)
     warm = hook(claude_pre("curl https://example.com", "c2"), env)
-    assert warm[:2] == cold[:2] and warm[2] == []
+    assert warm[:2] == cold[:2]
+    assert warm[2] == ["ecc.contract.hookspecs"]  # these plugins import their hookimpl from it
     recorded = [json.loads(row[5]) for row in rows()]
     assert recorded[0] == recorded[1]
     extras = [reason for reason in recorded[0] if reason.startswith("extra:")]

@@ -28,7 +28,7 @@ from pathlib import Path
 
 from ecc.adapterkit import install
 from ecc.adapterkit.hooks import HookProtocol
-from ecc.contract.hookspecs import hookimpl
+from ecc.contract.markers import hookimpl  # without the specs module (ecc hook)
 from ecc.contract.types import (
     HookDecision,
     HookEvent,

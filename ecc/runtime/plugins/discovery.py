@@ -10,8 +10,6 @@ import json
 import os
 import sys
 
-from ecc.contract.hookspecs import GROUPS
-
 TYPE_CHECKING = False  # without importing typing (a memory search imports this module)
 if TYPE_CHECKING:
     from typing import Any
@@ -59,6 +57,7 @@ def discover(key: str | None = None) -> dict[str, list[tuple[str, str]]]:
     removing a distribution changes a ``sys.path`` directory's mtime and so the key (pass
     ``key`` when the caller has computed it already).
     """
+    from ecc.contract.hookspecs import GROUPS  # the specs module: not for discovery_key()
     from ecc.runtime import startcache
 
     key = key if key is not None else discovery_key()
