@@ -46,6 +46,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     ),
     "pr": ("ecc.cli.pr_cmd", "pr_command", "Open a pull request for a session's branch."),
     "daemon": ("ecc.cli.daemon_cmd", "daemon_command", "Recover crashed sessions, start queued."),
+    "schedule": ("ecc.cli.schedule_cmd", "schedule_group", "Start tasks on a cron schedule."),
     "run-session": ("ecc.cli.runner_cmd", "run_session_command", ""),
     # observability
     "risk": ("ecc.cli.risk_cmd", "risk_group", "Score tool calls for risk."),

@@ -10,8 +10,11 @@ Each pass runs these steps, each isolated (an error is logged and the pass goes 
    stale, or failed and terminated when ``auto_terminate_stale_sessions``; a fresh heartbeat
    brings stale back to running. Nothing is re-run implicitly, except a pending session no
    runner ever claimed.
-2. **dispatch** — give free slots to queued sessions (runners also do this when they finish).
-3. **prune** — only when ``prune_worktrees`` is on: finished sessions older than
+2. **schedules** — start each due schedule once (:mod:`ecc.sessions.schedules`): runs missed
+   while no daemon ran collapse into one; a failing schedule records its error, the others run.
+3. **dispatch** — give free slots to queued sessions (runners also do this when they finish).
+4. **budgets** — budget alerts and the limit action for every active session.
+5. **prune** — only when ``prune_worktrees`` is on: finished sessions older than
    ``worktree_retention_secs`` lose a clean worktree; a branch goes only when merged.
 
 SIGTERM/SIGINT stop the loop between steps. A lock keeps a second daemon off the same store.
@@ -176,6 +179,13 @@ def _budgets(store: Store, config: Config) -> list[dict[str, Any]]:
     return budgets.check(store, config)
 
 
+def _schedules(store: Store) -> list[dict[str, Any]]:
+    """Start the due schedules (ecc.sessions.schedules), each once, an error recorded on it."""
+    from ecc.sessions import schedules
+
+    return schedules.run_due(store)
+
+
 def _start_tree_watcher() -> Any:
     """The memory vault's tree watcher on a thread (a warm search then skips the walk of an
     unchanged vault: ecc.runtime.treewatch), or None where it cannot run."""
@@ -198,6 +208,7 @@ class Daemon:
     def steps(self) -> list[tuple[str, Any]]:
         steps: list[tuple[str, Any]] = [
             ("recover", lambda: recover(self.store, self.config)),
+            ("schedules", lambda: _schedules(self.store)),
             ("dispatch", lambda: dispatch(self.store, self.config)),
             ("budgets", lambda: _budgets(self.store, self.config)),
         ]

@@ -31,6 +31,7 @@ from ecc.store.models import (
     now_iso,
 )
 from ecc.store.records import SESSION_ROWS, Records
+from ecc.store.schedules import Schedules
 from ecc.store.schema import MIGRATIONS, SCHEMA_VERSION, SESSION_COLUMNS
 
 TYPE_CHECKING = False  # typing stays unimported here: ``ecc hook`` and ``ecc run -d`` open stores
@@ -69,7 +70,7 @@ class DaemonLock:
         raise NotImplementedError
 
 
-class Store(Records, Conversation):
+class Store(Records, Conversation, Schedules):
     """One connection to the session database. Not shared between threads."""
 
     dialect: str

@@ -181,6 +181,29 @@ MIGRATIONS: list[list[str]] = [
         "ELSE 'hook' END",
         "CREATE INDEX tool_calls_call ON tool_calls (session_id, call_id)",
     ],
+    [  # 9: schedules: a task started by the daemon on a cron expression (ecc schedule, issue 20)
+        """
+        CREATE TABLE schedules (
+            id TEXT PRIMARY KEY,
+            cron TEXT NOT NULL,
+            timezone TEXT NOT NULL DEFAULT 'UTC',
+            harness TEXT NOT NULL,
+            profile_name TEXT,
+            task TEXT NOT NULL,
+            working_dir TEXT NOT NULL,
+            enabled INTEGER NOT NULL DEFAULT 1,
+            skip_if_running INTEGER NOT NULL DEFAULT 1,
+            next_run_at TEXT NOT NULL,
+            last_run_at TEXT,
+            last_session_id TEXT,
+            last_outcome TEXT,
+            last_error TEXT,
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL
+        )
+        """,
+        "CREATE INDEX schedules_due ON schedules (enabled, next_run_at)",
+    ],
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 
