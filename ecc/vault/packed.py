@@ -24,12 +24,19 @@ _DICTIONARY = (
     b'"trust":"unreviewed","status":"active","sourceHarness":"claude","targetHarnesses":["all"],'
     b'"tags":[],"links":[],"createdAt":"2026-01-01T00:00:00.000Z","updatedAt":"2026-'
 )
-_WBITS = -15  # raw deflate: the blob carries no header or checksum
+_WBITS = -15  # raw deflate: the blob carries no header or checksum; inflates any smaller window
+# Setting up a compressor with the largest window and memory level cost more than compressing a
+# memory of a few KiB (about 100 of 120 us); a 4 KiB window and level 6 take a sixth of that
+# and give the same size within a tenth of a percent. Not part of the layout: any window and
+# level inflate the same way.
+_PACK_WBITS, _PACK_MEMLEVEL = -12, 6
 
 
 def pack(summary_json: str, body: str) -> bytes:
     """The blob of one document (its summary's JSON and its body)."""
-    deflate = zlib.compressobj(1, zlib.DEFLATED, _WBITS, 9, zlib.Z_DEFAULT_STRATEGY, _DICTIONARY)
+    deflate = zlib.compressobj(
+        1, zlib.DEFLATED, _PACK_WBITS, _PACK_MEMLEVEL, zlib.Z_DEFAULT_STRATEGY, _DICTIONARY
+    )
     return deflate.compress(f"{summary_json}\0{body}".encode()) + deflate.flush()
 
 
