@@ -23,7 +23,7 @@ from ecc.vault.format import (
     as_enum,
 )
 from ecc.vault.index import ScopeIndex
-from ecc.vault.rowbuild import build_row as _build_row
+from ecc.vault.rowbuild import build_rows
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing on the hot path
 if TYPE_CHECKING:
@@ -266,26 +266,36 @@ def _refresh(
     start_bytes, start_invalid = load.scanned_bytes, load.invalid_file_count
     invalid_start = len(load.invalid_files)
     truncated = False
-    for rel, stamp in documents:
-        if load.scanned_bytes >= MAX_SCAN_BYTES:
-            truncated = True
-            break
-        cached = known.get(rel)
-        if cached is not None and cached[0] == stamp and stamp:
-            row = None
-            nbytes, code = cached[1], cached[2]
-        else:
-            row = _build_row(store, scope, rel, stamp)
-            nbytes, code = row[2], row[3]
-        if load.scanned_bytes + nbytes > MAX_SCAN_BYTES:
-            truncated = True
-            break
-        load.scanned_bytes += nbytes
-        if row is not None:
-            upserts.append(row)
-        scope_load.included.append(rel)
-        if code:
-            _note_invalid(load, scope, rel, code)
+    todo = [
+        (rel, stamp)
+        for rel, stamp in documents
+        if (cached := known.get(rel)) is None or cached[0] != stamp or not stamp
+    ]
+    # in walk order, as the loop below asks for them; forked workers help with many files
+    built = build_rows(store, scope, todo, parallel=getattr(store, "watch_root", None) is not None)
+    try:
+        for rel, stamp in documents:
+            if load.scanned_bytes >= MAX_SCAN_BYTES:
+                truncated = True
+                break
+            cached = known.get(rel)
+            if cached is not None and cached[0] == stamp and stamp:
+                row = None
+                nbytes, code = cached[1], cached[2]
+            else:
+                row = next(built)
+                nbytes, code = row[2], row[3]
+            if load.scanned_bytes + nbytes > MAX_SCAN_BYTES:
+                truncated = True
+                break
+            load.scanned_bytes += nbytes
+            if row is not None:
+                upserts.append(row)
+            scope_load.included.append(rel)
+            if code:
+                _note_invalid(load, scope, rel, code)
+    finally:
+        built.close()
     load.truncated = load.truncated or truncated
     # The listing lets the next refresh skip this work when nothing changed; a truncated
     # refresh depends on the other scopes' sizes, and a document without a stamp (changed too

@@ -1,11 +1,14 @@
 """One document's index row: read the file, parse it, refuse suspected secrets and normalise
-the fields search matches on. The cold index build spends its time here.
+the fields search matches on. The cold index build spends its time here, so many new files are
+built in chunks by forked workers as well as by the caller (:func:`build_rows`).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+import os
+import sys
+from collections.abc import Generator, Sequence
 
 from ecc.vault import packed, ranking, unicode17
 from ecc.vault.format import (
@@ -22,9 +25,15 @@ from ecc.vault.secrets import find_secrets_in_memory
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing on the hot path
 if TYPE_CHECKING:
+    from concurrent.futures import Future
     from typing import Any
 
     from ecc.vault.backend import VaultStore
+
+# Fewer new files than this are built in-process: starting a worker costs more than it saves.
+PARALLEL_MIN = 1000
+PARALLEL_CHUNK = 256  # rows a worker builds and sends back at once
+MAX_WORKERS = 3
 
 
 _EMPTY = (None,) * (len(COLUMNS) - 4)  # an invalid row: rel, stamp, nbytes and code only
@@ -79,3 +88,117 @@ def build_row(store: VaultStore, scope: str, rel: str, stamp: str) -> tuple[Any,
         packed.pack(summary_json, body),
         ranking.body_terms(unicode17.lower(body)),  # from a UTF-8 file: no lone surrogate
     )
+
+
+def build_rows(
+    store: VaultStore, scope: str, todo: Sequence[tuple[str, str]], *, parallel: bool
+) -> Generator[tuple[Any, ...], None, None]:
+    """The rows of ``todo`` ((rel, stamp) pairs), in order, exactly as :func:`build_row` makes
+    them. With ``parallel`` (a store whose reads work in a forked child) and at least
+    ``PARALLEL_MIN`` files, forked workers build chunks beside the caller; a worker that fails
+    leaves its chunks to the caller. Close the iterator when stopping early."""
+    workers = _worker_count(len(todo)) if parallel else 0
+    if workers:
+        yield from _forked_rows(store, scope, todo, workers)
+    else:
+        for rel, stamp in todo:
+            yield build_row(store, scope, rel, stamp)
+
+
+def _worker_count(files: int) -> int:
+    if files < PARALLEL_MIN or not hasattr(os, "fork"):
+        return 0
+    threading = sys.modules.get("threading")
+    if threading is not None and threading.active_count() > 1:
+        return 0  # a fork copies no other thread, but could copy a lock one of them holds
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return max(0, min((cpus or 1) - 1, MAX_WORKERS))
+
+
+# What the forked workers build from: set before the fork, so only chunk bounds are sent.
+_job: tuple[Any, str, Sequence[tuple[str, str]]] | None = None
+
+
+def _build_chunk(start: int, stop: int) -> list[tuple[Any, ...]]:
+    assert _job is not None
+    store, scope, todo = _job
+    return [build_row(store, scope, rel, stamp) for rel, stamp in todo[start:stop]]
+
+
+def _forked_rows(
+    store: VaultStore, scope: str, todo: Sequence[tuple[str, str]], workers: int
+) -> Generator[tuple[Any, ...], None, None]:
+    """Chunk k goes to the workers unless k % (workers + 1) == workers: the caller builds that
+    one itself, ahead of its turn while it waits for a worker's. A few chunks a worker are in
+    flight, so stopping early wastes little and memory stays bounded."""
+    global _job
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    size = PARALLEL_CHUNK
+    bounds = [(at, min(at + size, len(todo))) for at in range(0, len(todo), size)]
+    share = workers + 1
+    mine: dict[int, list[tuple[Any, ...]]] = {}  # the caller's chunks, built ahead of their turn
+    sent: dict[int, Future[list[tuple[Any, ...]]]] = {}
+    upcoming = 0  # the next chunk to hand out
+    pool: ProcessPoolExecutor | None = None
+
+    def stop_pool() -> None:
+        nonlocal pool
+        if pool is not None:
+            pool.shutdown(wait=True, cancel_futures=True)
+            pool = None
+        sent.clear()
+
+    def send() -> None:
+        nonlocal upcoming
+        try:
+            while pool is not None and upcoming < len(bounds) and len(sent) < 3 * workers:
+                if upcoming % share != workers:
+                    sent[upcoming] = pool.submit(_build_chunk, *bounds[upcoming])
+                upcoming += 1
+        except Exception:  # no fork: the caller builds everything
+            stop_pool()
+
+    _job = (store, scope, todo)
+    try:
+        try:
+            pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"))
+        except (OSError, ValueError):
+            pool = None
+        send()
+        for number, (start, stop) in enumerate(bounds):
+            rows = mine.pop(number, None)
+            future = sent.pop(number, None)
+            if rows is None and future is not None:
+                try:
+                    while not future.done():
+                        ahead = next(
+                            (
+                                k
+                                for k in range(number + 1, upcoming)
+                                if k % share == workers and k not in mine
+                            ),
+                            None,
+                        )
+                        if ahead is None:
+                            break
+                        mine[ahead] = _build_chunk(*bounds[ahead])
+                    rows = [_interned(row) for row in future.result()]
+                except Exception:  # a worker died or raised: the caller builds the rest
+                    stop_pool()
+            if rows is None:
+                rows = _build_chunk(start, stop)
+            send()
+            yield from rows
+    finally:
+        _job = None
+        stop_pool()
+
+
+def _interned(row: tuple[Any, ...]) -> tuple[Any, ...]:
+    """A row from a worker with its words interned again (unpickled strings are copies)."""
+    terms = row[-1]
+    if terms is None:
+        return row
+    return (*row[:-1], (tuple(map(sys.intern, terms[0])), terms[1]))

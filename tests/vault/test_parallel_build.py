@@ -1,0 +1,162 @@
+"""A cold build of many new files uses a second process and gives exactly the serial result.
+
+The rows are built by forked workers in chunks and taken in walk order; a worker that dies or
+raises leaves the build to the parent, never a half index; a small vault or a process with
+other threads never forks.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import threading
+from pathlib import Path
+
+import pytest
+
+from ecc.vault import loading, rowbuild
+from ecc.vault.format import serialize_memory_document
+from tests.vault.conftest import full_memory
+from tests.vault.test_cold_build import _write_vault
+
+QUERY = "migration rollout"
+
+
+@pytest.fixture
+def pids(monkeypatch: pytest.MonkeyPatch, tmp_path: Path):
+    """The ids of the processes that built rows (a file each appends to: forks inherit it)."""
+    log = tmp_path / "builders.log"
+    original = rowbuild.build_row
+
+    def recording(*args):
+        with open(log, "a") as file:
+            file.write(f"{os.getpid()}\n")
+        return original(*args)
+
+    monkeypatch.setattr(rowbuild, "build_row", recording)
+    monkeypatch.setattr(loading, "_build_row", recording, raising=False)
+    monkeypatch.setattr(rowbuild, "PARALLEL_MIN", 40, raising=False)
+    monkeypatch.setattr(rowbuild, "PARALLEL_CHUNK", 16, raising=False)
+
+    def seen() -> set[int]:
+        return {int(line) for line in log.read_text().split()} if log.exists() else set()
+
+    return seen
+
+
+def _write_odd_documents(repo: Path) -> None:
+    """A suspected secret, a misplaced memory and a broken file among the valid ones."""
+    notes = repo / ".ecc/memory/project/notes"
+    secret = full_memory(id="mem_20260726_secret", body="token ghp_" + "A1" * 18)
+    (notes / "mem_20260726_secret.md").write_text(serialize_memory_document(secret))
+    misplaced = full_memory(id="mem_20260726_elsewhere", body="migration")
+    (notes / "mem_20260726_other.md").write_text(serialize_memory_document(misplaced))
+    (notes / "mem_20260726_broken.md").write_text("---\nnot: frontmatter\n")
+
+
+def _rows(isolated_env: Path) -> list[tuple]:
+    (path,) = (isolated_env / ".cache/ecc/memory-index").glob("*.sqlite3")
+    db = sqlite3.connect(path)
+    try:
+        return db.execute(
+            "SELECT docs.docid, rel, stamp, nbytes, code, id_key, kind, status, updated_at,"
+            " title_l, tags_d, meta_l, targets_d, links_d, data"
+            " FROM docs LEFT JOIN packed USING (docid) ORDER BY docid"
+        ).fetchall()
+    finally:
+        db.close()
+
+
+def _serial_rows(make_service, isolated_env: Path, monkeypatch: pytest.MonkeyPatch) -> list:
+    """The rows a serial build writes, with the index then removed again."""
+    monkeypatch.setattr(rowbuild, "PARALLEL_MIN", 10**9, raising=False)
+    make_service().search(QUERY, scopes=["project"])
+    rows = _rows(isolated_env)
+    for path in (isolated_env / ".cache/ecc/memory-index").glob("*.sqlite3*"):
+        path.unlink()
+    monkeypatch.setattr(rowbuild, "PARALLEL_MIN", 40)
+    return rows
+
+
+def test_a_large_cold_build_forks_and_matches_the_serial_build(
+    make_service, repo: Path, isolated_env: Path, pids, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _write_vault(repo, 300)
+    _write_odd_documents(repo)
+    expected = make_service(cache_dir=None).search(QUERY, scopes=["project"])
+    expected_doctor = make_service(cache_dir=None).doctor(scopes=["project"])
+    serial = _serial_rows(make_service, isolated_env, monkeypatch)
+    log_before = pids()
+
+    assert make_service().search(QUERY, scopes=["project"]) == expected
+    builders = pids() - log_before
+    assert builders - {os.getpid()}, "no second process built rows"
+    assert _rows(isolated_env) == serial  # same rows, same docids, same bytes
+    assert make_service().doctor(scopes=["project"]) == expected_doctor
+    assert expected["diagnostics"]["invalidFileCount"] == 3
+
+
+def test_a_worker_that_dies_leaves_the_build_to_the_parent(
+    make_service, repo: Path, isolated_env: Path, pids, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _write_vault(repo, 200)
+    expected = make_service(cache_dir=None).search(QUERY, scopes=["project"])
+    serial = _serial_rows(make_service, isolated_env, monkeypatch)
+    parent = os.getpid()
+    recording = rowbuild.build_row
+
+    marker = isolated_env / "a-worker-died"
+
+    def dying(*args):
+        if os.getpid() != parent:
+            marker.touch()
+            os._exit(3)
+        return recording(*args)
+
+    monkeypatch.setattr(rowbuild, "build_row", dying)
+    monkeypatch.setattr(loading, "_build_row", dying, raising=False)
+    assert make_service().search(QUERY, scopes=["project"]) == expected
+    assert marker.exists()
+    assert _rows(isolated_env) == serial
+
+
+def test_a_worker_that_raises_leaves_the_build_to_the_parent(
+    make_service, repo: Path, isolated_env: Path, pids, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _write_vault(repo, 200)
+    expected = make_service(cache_dir=None).search(QUERY, scopes=["project"])
+    parent = os.getpid()
+    recording = rowbuild.build_row
+
+    marker = isolated_env / "a-worker-raised"
+
+    def raising(*args):
+        if os.getpid() != parent:
+            marker.touch()
+            raise RuntimeError("a worker's own failure")
+        return recording(*args)
+
+    monkeypatch.setattr(rowbuild, "build_row", raising)
+    monkeypatch.setattr(loading, "_build_row", raising, raising=False)
+    assert make_service().search(QUERY, scopes=["project"]) == expected
+    assert marker.exists()
+    assert len(_rows(isolated_env)) == 200
+
+
+def test_a_small_vault_or_a_threaded_process_builds_in_process(
+    make_service, repo: Path, isolated_env: Path, pids, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _write_vault(repo, 30)  # under the threshold of 40
+    make_service().search(QUERY, scopes=["project"])
+    assert pids() == {os.getpid()}
+    _write_vault(repo, 300)  # 300 new or changed files
+    stop = threading.Event()
+    other = threading.Thread(target=stop.wait)
+    other.start()
+    try:
+        found = make_service().search(QUERY, scopes=["project"])
+    finally:
+        stop.set()
+        other.join()
+    assert pids() == {os.getpid()}
+    assert found == make_service(cache_dir=None).search(QUERY, scopes=["project"])
