@@ -6,6 +6,7 @@ directly in the store, then the real daemon runs one pass (``ecc daemon --once``
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -32,7 +33,8 @@ def _sessions_of(store: Store, schedule_id: str) -> list[Any]:
 
 
 def _daemon_pass() -> dict[str, Any]:
-    result = run_ecc("daemon", "--once", "--json")
+    """One pass of a real daemon, run outside every schedule's directory."""
+    result = run_ecc("daemon", "--once", "--json", cwd=Path(os.environ["HOME"]))
     assert result.returncode == 0, result.stderr
     report: dict[str, Any] = json.loads(result.stdout)
     return report
@@ -179,3 +181,64 @@ def test_time_zones_follow_the_schedule() -> None:
     winter = datetime(2026, 12, 1, tzinfo=UTC)
     assert next_run("0 9 * * *", "Europe/Paris", winter) == "2026-12-01T08:00:00.000Z"
     assert next_run("*/15 * * * *", "UTC", summer) == "2026-07-01T00:15:00.000Z"
+
+
+def test_a_running_daemon_starts_one_session_per_window(git_repo: Path, store: Store) -> None:
+    import signal
+    import subprocess
+    import time
+
+    from tests.conftest import ECC
+
+    schedule = _add(git_repo, "echo scheduled")
+    _make_due(store, schedule["id"], minutes_ago=5)
+    daemon = subprocess.Popen(
+        [*ECC, "daemon", "--interval", "0.1"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env=os.environ,
+        cwd=os.environ["HOME"],
+    )
+    try:
+        first = wait_until(lambda: _sessions_of(store, schedule["id"]), what="the first run")
+        wait_state(store, first[0].id, "completed")
+        time.sleep(1.0)  # about ten more passes inside the same window
+        assert len(_sessions_of(store, schedule["id"])) == 1
+        _make_due(store, schedule["id"], minutes_ago=0.1)  # the next minute comes
+        wait_until(lambda: len(_sessions_of(store, schedule["id"])) == 2, what="the second run")
+        time.sleep(1.0)
+        assert len(_sessions_of(store, schedule["id"])) == 2
+    finally:
+        daemon.send_signal(signal.SIGTERM)
+        try:
+            daemon.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            daemon.kill()
+            daemon.wait()
+
+
+def test_the_session_gets_its_directorys_config_as_ecc_run_would(
+    git_repo: Path, tmp_path: Path, store: Store
+) -> None:
+    from tests.conftest import git
+
+    evil = tmp_path / "evil"
+    (git_repo / ".ecc").mkdir()
+    (git_repo / ".ecc" / "config.toml").write_text("auto_create_worktrees = false\n")
+    other = tmp_path / "other"
+    other.mkdir()
+    git(other, "init", "-q", "-b", "main")
+    git(other, "commit", "-q", "--allow-empty", "-m", "initial")
+    (other / ".ecc").mkdir()  # an untrusted file's guarded key counts for nothing
+    (other / ".ecc" / "config.toml").write_text(f"worktree_root = {str(evil)!r}\n")
+    plain = _add(git_repo, "echo plain")
+    guarded = _add(other, "echo guarded")
+    _make_due(store, plain["id"], minutes_ago=1)
+    _make_due(store, guarded["id"], minutes_ago=1)
+    assert {r["outcome"] for r in _daemon_pass()["schedules"]} == {"started"}
+    (in_place,) = _sessions_of(store, plain["id"])
+    assert not in_place.use_worktree and Path(in_place.working_dir) == git_repo.resolve()
+    (started,) = _sessions_of(store, guarded["id"])
+    in_worktree = wait_state(store, started.id, "completed")  # its runner made the worktree
+    assert in_worktree.use_worktree and in_worktree.worktree_path
+    assert not Path(in_worktree.worktree_path).is_relative_to(evil) and not evil.exists()
