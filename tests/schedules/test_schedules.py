@@ -28,6 +28,16 @@ def _make_due(store: Store, schedule_id: str, minutes_ago: float) -> None:
     store._exec("UPDATE schedules SET next_run_at = ? WHERE id = ?", (past, schedule_id))
 
 
+def _clear_of_a_minute_boundary(seconds: float) -> None:
+    """Wait, when needed, so the next ``seconds`` hold no real minute boundary: a test that
+    says "nothing more starts in this window" must not see the real next window arrive."""
+    import time
+
+    now = datetime.now(UTC)
+    if now.second + now.microsecond / 1e6 + seconds >= 60:
+        time.sleep(60.2 - now.second - now.microsecond / 1e6)
+
+
 def _sessions_of(store: Store, schedule_id: str) -> list[Any]:
     return [s for s in store.list_sessions() if s.name == f"schedule {schedule_id}"]
 
@@ -41,13 +51,15 @@ def _daemon_pass() -> dict[str, Any]:
 
 
 def test_add_list_rm(git_repo: Path, store: Store) -> None:
+    before = datetime.now(UTC)
     added = _add(git_repo, "echo scheduled", "--tz", "Europe/Paris")
     assert added["cron"] == "* * * * *" and added["timezone"] == "Europe/Paris"
     assert added["working_dir"] == str(git_repo.resolve())
     assert added["enabled"] is True and added["skip_if_running"] is True
     following = parse_iso(added["next_run_at"])
     assert following is not None
-    assert timedelta(0) < following - datetime.now(UTC) <= timedelta(seconds=61)
+    assert before < following <= before + timedelta(seconds=60)
+    assert following.second == 0 and following.microsecond == 0
 
     listing = run_ecc("schedule", "list", cwd=git_repo)
     assert listing.returncode == 0, listing.stderr
@@ -86,6 +98,7 @@ def test_bad_input_is_one_line_and_writes_nothing(git_repo: Path, store: Store) 
 
 
 def test_one_session_per_window_and_one_after_a_restart(git_repo: Path, store: Store) -> None:
+    _clear_of_a_minute_boundary(15)
     schedule = _add(git_repo, "echo scheduled")
     assert _daemon_pass()["schedules"] == []  # not due yet: nothing starts
     assert _sessions_of(store, schedule["id"]) == []
@@ -166,8 +179,10 @@ def test_a_window_is_claimed_once(store: Store, git_repo: Path) -> None:
     try:
         seen = schedule["next_run_at"]
         later = iso(datetime.now(UTC) + timedelta(hours=1))
-        claims = [store.claim_schedule_run(schedule["id"], seen, later) for _ in range(1)]
-        claims.append(other.claim_schedule_run(schedule["id"], seen, later))
+        claims = [
+            store.claim_schedule_run(schedule["id"], seen, later),
+            other.claim_schedule_run(schedule["id"], seen, later),  # saw the same next run
+        ]
         assert claims == [True, False]
     finally:
         other.close()
@@ -190,6 +205,7 @@ def test_a_running_daemon_starts_one_session_per_window(git_repo: Path, store: S
 
     from tests.conftest import ECC
 
+    _clear_of_a_minute_boundary(15)
     schedule = _add(git_repo, "echo scheduled")
     _make_due(store, schedule["id"], minutes_ago=5)
     daemon = subprocess.Popen(
