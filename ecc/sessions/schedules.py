@@ -51,8 +51,10 @@ def check_cron(expression: str) -> str:
         if not croniter.is_valid(" ".join(probe)):
             raise EccError(f"cron expression {expression!r}: bad {name} field {value!r}")
     normal = " ".join(fields)
-    if not croniter.is_valid(normal):  # each field fine, the whole not (e.g. 31 in February)
-        raise EccError(f"cron expression {expression!r} is not valid")
+    try:  # each field fine, the whole maybe not: 31 February never comes
+        croniter(normal, datetime.now(UTC)).get_next(datetime)
+    except (ValueError, KeyError):
+        raise EccError(f"cron expression {expression!r} never comes due") from None
     return normal
 
 

@@ -83,6 +83,7 @@ def test_bad_input_is_one_line_and_writes_nothing(git_repo: Path, store: Store) 
         "* * * * mon-xyz": "bad day-of-week field 'mon-xyz'",
         "0 */5 * * * *": "has 6 fields; ecc takes 5",
         "* * *": "has 3 fields",
+        "0 0 31 2 *": "never comes due",  # every field fine, the date impossible
     }
     for cron, expected in cases.items():
         result = run_ecc("schedule", "add", cron, "echo x", "--harness", "shell", cwd=git_repo)
