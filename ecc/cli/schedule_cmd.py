@@ -50,6 +50,13 @@ def schedule_group() -> None:
     is_flag=True,
     help="Start a run even while the previous one's session is still running (default: skip).",
 )
+@click.option(
+    "--catch-up",
+    type=click.Choice(["once", "skip"]),
+    default="once",
+    show_default=True,
+    help="Runs missed while no daemon ran: start one when it next runs, or none.",
+)
 @json_option
 def add_command(
     cron: str,
@@ -58,6 +65,7 @@ def add_command(
     profile: str | None,
     timezone: str,
     allow_overlap: bool,
+    catch_up: str,
     as_json: bool,
 ) -> None:
     """Add a schedule running TASK on CRON in the current directory."""
@@ -73,6 +81,7 @@ def add_command(
         profile=profile,
         timezone=timezone,
         skip_if_running=not allow_overlap,
+        catch_up=catch_up,
     )
     if as_json:
         emit_json(_shown(row))

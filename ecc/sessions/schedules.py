@@ -8,7 +8,8 @@ zone (IANA name, default UTC), plus what ``ecc run`` would be given in the direc
 1. claims the run by moving ``next_run_at`` to the first occurrence after *now* with a
    conditional update (so missed windows while no daemon ran collapse into one run, and two
    daemons, or a restart, never start the same window twice);
-2. skips it when ``skip_if_running`` is on and the session it last started is still active;
+2. skips it when ``skip_if_running`` is on and the session it last started is still active,
+   or when it was missed (due over :data:`LATE_SECS` ago) and its ``catch_up`` is ``skip``;
 3. starts the session through :func:`ecc.sessions.service.start` with the configuration of the
    schedule's directory, as ``ecc run`` there would see it (trust rules apply);
 4. records the outcome on the schedule; an error is recorded and the pass goes on.
@@ -32,6 +33,8 @@ if TYPE_CHECKING:
 log = logging.getLogger("ecc.schedules")
 
 CRON_FIELDS = ("minute", "hour", "day-of-month", "month", "day-of-week")
+CATCH_UP = ("once", "skip")  # runs missed while no daemon ran: start one, or start none
+LATE_SECS = 60.0  # a run due longer ago than this was missed (catch_up = skip does not start it)
 MAX_TASK_CHARS = 100_000
 
 
@@ -88,6 +91,7 @@ def add(
     timezone: str = "UTC",
     cwd: Path | None = None,
     skip_if_running: bool = True,
+    catch_up: str = "once",
 ) -> dict[str, Any]:
     """Validate and record a schedule bound to ``cwd`` (default: the current directory)."""
     import secrets
@@ -97,6 +101,8 @@ def add(
 
     cron = check_cron(cron)
     check_timezone(timezone)
+    if catch_up not in CATCH_UP:
+        raise EccError(f"catch-up policy {catch_up!r}: one of {', '.join(CATCH_UP)}")
     task = task.strip()
     if not task:
         raise EccError("the task must not be empty")
@@ -117,6 +123,7 @@ def add(
         working_dir=str(directory.resolve()),
         enabled=1,
         skip_if_running=int(skip_if_running),
+        catch_up=catch_up,
         next_run_at=next_run(cron, timezone, datetime.now(UTC)),
     )
 
@@ -178,6 +185,13 @@ def _run_one(store: Store, schedule: dict[str, Any], moment: datetime) -> dict[s
     if not store.claim_schedule_run(schedule_id, schedule["next_run_at"], following):
         return None  # another daemon, or an enable/disable, moved it first
     result: dict[str, Any] = {"schedule": schedule_id, "next_run_at": following}
+    due = parse_iso(schedule["next_run_at"])
+    if schedule["catch_up"] == "skip" and due and (moment - due).total_seconds() > LATE_SECS:
+        reason = (
+            f"skipped: missed at {schedule['next_run_at']} while no daemon ran (catch_up = skip)"
+        )
+        store.record_schedule_run(schedule_id, "skipped", None, reason)
+        return {**result, "outcome": "skipped", "reason": reason}
     busy = still_running(store, schedule) if schedule["skip_if_running"] else None
     if busy:
         reason = f"skipped: its previous session {busy} is still running"

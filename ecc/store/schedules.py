@@ -2,11 +2,11 @@
 
 One row per schedule: the cron expression and its time zone, what to start (harness, profile,
 task, the working directory ``ecc schedule add`` ran in), ``enabled``, ``skip_if_running`` (the
-overlap policy), ``next_run_at`` (UTC, the project's ISO text, so due rows are found by text
-comparison) and what the last run did (``last_run_at``, ``last_session_id``, ``last_outcome``:
-``started``, ``skipped`` or ``failed``, ``last_error``). The cron arithmetic lives in
-:mod:`ecc.sessions.schedules`; here are only the queries, in the SQL both dialects accept.
-A part of :class:`ecc.store.base.Store`.
+overlap policy), ``catch_up`` (migration 10: ``once`` or ``skip``), ``next_run_at`` (UTC, the
+project's ISO text, so due rows are found by text comparison) and what the last run did
+(``last_run_at``, ``last_session_id``, ``last_outcome``: ``started``, ``skipped`` or
+``failed``, ``last_error``). The cron arithmetic lives in :mod:`ecc.sessions.schedules`; here
+are only the queries, in the SQL both dialects accept. A part of :class:`ecc.store.base.Store`.
 """
 
 from __future__ import annotations
@@ -21,7 +21,8 @@ if TYPE_CHECKING:
 
 SCHEDULE_COLUMNS = (
     "id, cron, timezone, harness, profile_name, task, working_dir, enabled, skip_if_running, "
-    "next_run_at, last_run_at, last_session_id, last_outcome, last_error, created_at, updated_at"
+    "catch_up, next_run_at, last_run_at, last_session_id, last_outcome, last_error, "
+    "created_at, updated_at"
 )
 
 

@@ -204,6 +204,9 @@ MIGRATIONS: list[list[str]] = [
         """,
         "CREATE INDEX schedules_due ON schedules (enabled, next_run_at)",
     ],
+    [  # 10: a schedule's catch-up policy for runs missed while no daemon ran: once, or skip
+        "ALTER TABLE schedules ADD COLUMN catch_up TEXT NOT NULL DEFAULT 'once'",
+    ],
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

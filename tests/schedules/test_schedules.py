@@ -56,6 +56,7 @@ def test_add_list_rm(git_repo: Path, store: Store) -> None:
     assert added["cron"] == "* * * * *" and added["timezone"] == "Europe/Paris"
     assert added["working_dir"] == str(git_repo.resolve())
     assert added["enabled"] is True and added["skip_if_running"] is True
+    assert added["catch_up"] == "once"
     following = parse_iso(added["next_run_at"])
     assert following is not None
     assert before < following <= before + timedelta(seconds=60)
@@ -259,3 +260,17 @@ def test_the_session_gets_its_directorys_config_as_ecc_run_would(
     in_worktree = wait_state(store, started.id, "completed")  # its runner made the worktree
     assert in_worktree.use_worktree and in_worktree.worktree_path
     assert not Path(in_worktree.worktree_path).is_relative_to(evil) and not evil.exists()
+
+
+def test_catch_up_skip_starts_no_missed_run(git_repo: Path, store: Store) -> None:
+    schedule = _add(git_repo, "echo on time only", "--catch-up", "skip")
+    assert schedule["catch_up"] == "skip"
+    _make_due(store, schedule["id"], minutes_ago=10)  # missed while no daemon ran
+    (result,) = _daemon_pass()["schedules"]
+    assert result["outcome"] == "skipped" and "catch_up = skip" in result["reason"]
+    assert _sessions_of(store, schedule["id"]) == []
+    assert store.find_schedule(schedule["id"])["next_run_at"] > iso(datetime.now(UTC))
+    _make_due(store, schedule["id"], minutes_ago=0.1)  # due now: a daemon pass on time
+    assert [r["outcome"] for r in _daemon_pass()["schedules"]] == ["started"]
+    bad = run_ecc("schedule", "add", "* * * * *", "x", "--harness", "shell", "--catch-up", "all")
+    assert bad.returncode == 2 and "--catch-up" in bad.stderr
