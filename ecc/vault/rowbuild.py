@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import time
 from collections.abc import Generator, Sequence
 
 from ecc.vault import packed, ranking, unicode17
@@ -119,6 +120,23 @@ def _worker_count(files: int) -> int:
 _job: tuple[Any, str, Sequence[tuple[str, str]]] | None = None
 
 
+def _worker_start(caller: int) -> None:
+    """A Ctrl-C reaches the whole process group: the caller alone handles it (and stops us).
+    A worker holds both ends of its task pipe, so a caller killed outright never closes it:
+    a thread watches for the caller's end instead."""
+    import signal
+    import threading
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+    def watch() -> None:
+        while os.getppid() == caller:
+            time.sleep(0.2)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="ecc-caller-watch", daemon=True).start()
+
+
 def _build_chunk(start: int, stop: int) -> list[tuple[Any, ...]]:
     assert _job is not None
     store, scope, todo = _job
@@ -163,7 +181,12 @@ def _forked_rows(
     _job = (store, scope, todo)
     try:
         try:
-            pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"))
+            pool = ProcessPoolExecutor(
+                workers,
+                multiprocessing.get_context("fork"),
+                initializer=_worker_start,
+                initargs=(os.getpid(),),
+            )
         except (OSError, ValueError):
             pool = None
         send()

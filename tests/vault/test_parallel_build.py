@@ -8,8 +8,12 @@ other threads never forks.
 from __future__ import annotations
 
 import os
+import signal
 import sqlite3
+import subprocess
+import sys
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -160,3 +164,33 @@ def test_a_small_vault_or_a_threaded_process_builds_in_process(
         other.join()
     assert pids() == {os.getpid()}
     assert found == make_service(cache_dir=None).search(QUERY, scopes=["project"])
+
+
+SEARCHER = """
+import sys
+from ecc.vault.backend import load_backend
+from ecc.vault.service import VaultService
+VaultService(load_backend("files"), cwd=sys.argv[1]).search("migration", scopes=["project"])
+"""
+
+
+def test_a_build_killed_with_its_workers_running_leaves_no_worker_and_no_wrong_index(
+    make_service, repo: Path, isolated_env: Path
+) -> None:
+    import psutil
+
+    _write_vault(repo, 2500)  # above the default threshold: a real process forks its workers
+    builder = subprocess.Popen([sys.executable, "-c", SEARCHER, str(repo)])
+    parent = psutil.Process(builder.pid)
+    deadline = time.monotonic() + 60
+    workers: list[psutil.Process] = []
+    while not workers and builder.poll() is None and time.monotonic() < deadline:
+        workers = parent.children()
+        time.sleep(0.005)
+    assert workers, "the build ended or hung before it forked a worker"
+    builder.send_signal(signal.SIGKILL)
+    assert builder.wait(timeout=30) == -signal.SIGKILL
+    _, alive = psutil.wait_procs(workers, timeout=30)
+    assert not alive, "a worker outlived its killed parent"
+    expected = make_service(cache_dir=None).search("migration", scopes=["project"])
+    assert make_service().search("migration", scopes=["project"]) == expected
