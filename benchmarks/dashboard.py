@@ -10,8 +10,12 @@ seconds) in a throwaway store, then, in a fresh process per run, alternately:
   process's CPU time over ``--idle`` seconds of doing nothing, as a share of one core;
 * ``floor``: a bare ``App`` with one ``DataTable`` of the same rows (the same cells, no polling).
 
-Prints the median of ``--runs`` runs of each and the ratios. Targets: idle CPU under 1% of a
-core; first paint within 1.3x of the floor.
+The runs are interleaved, each round in the reverse order of the one before (ABBA), so drift in
+a shared machine's load falls on every kind alike. Prints, for each kind, the median of
+``--runs`` runs with the spread (lowest, quartiles, highest), wall and CPU time (the CPU time
+of the process up to its first paint, interpreter start included, which load disturbs much
+less), the median of the per-round ratios to the floor, and the load average before and after.
+Targets: idle CPU under 1% of a core; first paint within 1.3x of the floor.
 """
 
 from __future__ import annotations
@@ -91,10 +95,25 @@ async def _measure(kind: str, idle: float) -> dict[str, float]:
         await pilot.pause()
         rows = app.query_one("#sessions", DataTable).row_count
         paint = time.perf_counter() - start
+        paint_cpu = time.process_time()
         cpu0, wall0 = time.process_time(), time.perf_counter()
         await asyncio.sleep(idle)
         cpu = (time.process_time() - cpu0) / (time.perf_counter() - wall0)
-    return {"paint_ms": paint * 1000, "idle_cpu_pct": cpu * 100, "rows": rows}
+    return {
+        "paint_ms": paint * 1000,
+        "paint_cpu_ms": paint_cpu * 1000,
+        "idle_cpu_pct": cpu * 100,
+        "rows": rows,
+    }
+
+
+def _spread(values: list[float]) -> str:
+    """Lowest, quartiles and highest of ``values`` (the median is printed on its own)."""
+    ordered = sorted(values)
+    if len(ordered) < 4:
+        return f"range {ordered[0]:.0f}-{ordered[-1]:.0f}"
+    low, _, high = statistics.quantiles(ordered, n=4)
+    return f"range {ordered[0]:.0f}-{ordered[-1]:.0f}, quartiles {low:.0f}-{high:.0f}"
 
 
 def main() -> None:
@@ -123,37 +142,60 @@ def main() -> None:
         if args.baseline:
             kinds["baseline"] = "ecc"
         results: dict[str, list[dict[str, float]]] = {name: [] for name in kinds}
-        for _ in range(args.runs):
-            for name, kind in kinds.items():  # interleaved: the machine is shared
+        load_before = os.getloadavg()[0]
+        for round_number in range(args.runs):
+            names = list(kinds) if round_number % 2 == 0 else list(reversed(kinds))  # ABBA
+            for name in names:
                 run_env = env
                 if name == "baseline":
                     run_env = {**env, "PYTHONPATH": str(Path(args.baseline).resolve())}
                 out = subprocess.run(
-                    [sys.executable, __file__, "--child", kind, "--idle", str(args.idle)],
+                    [sys.executable, __file__, "--child", kinds[name], "--idle", str(args.idle)],
                     env=run_env,
                     cwd=work,
                     capture_output=True,
                     text=True,
-                    check=True,
                 )
+                if out.returncode:
+                    sys.exit(f"{name} run failed:\n{out.stderr[-3000:]}")
                 results[name].append(json.loads(out.stdout.strip().splitlines()[-1]))
-    medians = {
-        kind: {m: statistics.median(r[m] for r in runs) for m in ("paint_ms", "idle_cpu_pct")}
-        for kind, runs in results.items()
-    }
-    rows = {kind: int(runs[0]["rows"]) for kind, runs in results.items()}
+        load_after = os.getloadavg()[0]
+    _report(args, results, load_before, load_after)
+
+
+def _report(
+    args: argparse.Namespace,
+    results: dict[str, list[dict[str, float]]],
+    load_before: float,
+    load_after: float,
+) -> None:
     print(
-        f"sessions: {args.sessions} (all under 2 minutes old), {args.runs} runs, idle {args.idle} s"
+        f"sessions: {args.sessions} (all under 2 minutes old), {args.runs} interleaved runs, "
+        f"idle {args.idle} s; load average {load_before:.2f} before, {load_after:.2f} after"
     )
-    for kind in results:
-        m = medians[kind]
+    for kind, runs in results.items():
+        paint = [r["paint_ms"] for r in runs]
+        cpu = [r["paint_cpu_ms"] for r in runs]
+        idle = statistics.median(r["idle_cpu_pct"] for r in runs)
         print(
-            f"{kind:>8}: first paint {m['paint_ms']:.0f} ms, idle CPU {m['idle_cpu_pct']:.2f}% "
-            f"of a core ({rows[kind]} rows)"
+            f"{kind:>8}: first paint {statistics.median(paint):.0f} ms wall ({_spread(paint)}), "
+            f"{statistics.median(cpu):.0f} ms CPU ({_spread(cpu)}); idle CPU {idle:.2f}% "
+            f"of a core ({int(runs[0]['rows'])} rows)"
         )
-    ratio = medians["ecc"]["paint_ms"] / medians["floor"]["paint_ms"]
-    print(f"first paint ratio: {ratio:.2f}x the bare table (target <= 1.3x)")
-    print(f"idle CPU: {medians['ecc']['idle_cpu_pct']:.2f}% (target < 1%)")
+    floor = results["floor"]
+    for kind in (k for k in results if k != "floor"):
+        for measure, label in (("paint_ms", "wall"), ("paint_cpu_ms", "CPU")):
+            ratios = [a[measure] / b[measure] for a, b in zip(results[kind], floor, strict=True)]
+            medians = statistics.median(r[measure] for r in results[kind]) / statistics.median(
+                r[measure] for r in floor
+            )
+            print(
+                f"{kind} first paint {label}: {medians:.2f}x the bare table (per-round ratios: "
+                f"median {statistics.median(ratios):.2f}x, {min(ratios):.2f}-{max(ratios):.2f}x;"
+                " target <= 1.3x)"
+            )
+    idle = statistics.median(r["idle_cpu_pct"] for r in results["ecc"])
+    print(f"idle CPU: {idle:.2f}% (target < 1%)")
 
 
 if __name__ == "__main__":
