@@ -4,6 +4,10 @@ The UI thread only reads the store (incrementally, see :mod:`ecc.tui.data`). Eve
 a worker thread with its own store connection, so a slow stop or git command never freezes the
 screen: the keys that steer sessions are in :mod:`ecc.tui.controls`, and what the threads do (the
 same functions the CLI uses) in :mod:`ecc.tui.actions`.
+
+Only the Output pane is composed before the first paint: the other panes' widgets (and their
+styles and layout) are built when a pane is first shown, by its key, a click on its tab or the
+memory key, and filled then from the selection, so opening one shows what it would have shown.
 """
 
 from __future__ import annotations
@@ -36,6 +40,8 @@ from ecc.tui.screens import PromptScreen
 from ecc.tui.table import SessionsTable
 
 if TYPE_CHECKING:
+    from textual.widget import Widget
+
     from ecc.contract.types import Config
     from ecc.store.base import Store
     from ecc.store.models import Session
@@ -127,7 +133,9 @@ class DashboardApp(SessionControls, App[None]):
         self._select_when_seen: str | None = None
         self._since_ages = 0.0
         self.task_width = data.TASK_WIDTH
-        self._tables_ready = False  # the tables have their columns
+        self._tables_ready = False  # the sessions table has its columns
+        self._panes_built: set[str] = {"output"}  # the panes whose widgets are mounted
+        self._panes_mounting: set[str] = set()
 
     # -- layout ----------------------------------------------------------------------------
 
@@ -138,26 +146,44 @@ class DashboardApp(SessionControls, App[None]):
             with TabbedContent(id="detail", initial="tab-output"):
                 with TabPane("1 Output", id="tab-output"):
                     yield Log(id="output", max_lines=self.follower.capacity)
-                with TabPane("2 Tools", id="tab-tools"):
-                    yield DataTable(id="tools", cursor_type="row", zebra_stripes=True)
-                with TabPane("3 Diff", id="tab-diff"), VerticalScroll():
-                    yield Static(Text("No session selected.", "dim"), id="diff")
-                with TabPane("4 Memory", id="tab-memory"):
-                    yield Input(placeholder="Search memory (Enter)", id="memory-query")
-                    with VerticalScroll():
-                        yield Static(Text("Type a query and press Enter.", "dim"), id="memory")
-                with TabPane("5 Details", id="tab-details"), VerticalScroll():
-                    yield Static(Text("No session selected.", "dim"), id="details")
+                for number, name in enumerate(TABS[1:], start=2):
+                    yield TabPane(f"{number} {name.title()}", id=f"tab-{name}")
         yield Static(id="status")
         yield Footer()
+
+    def _pane_widgets(self, name: str) -> list[Widget]:
+        """The widgets of the pane ``name`` (not Output), as composed up front before."""
+        if name == "tools":
+            tools: DataTable[Any] = DataTable(id="tools", cursor_type="row", zebra_stripes=True)
+            for label in TOOL_COLUMNS:
+                tools.add_column(label, key=label.lower())
+            return [tools]
+        if name == "memory":
+            return [
+                Input(placeholder="Search memory (Enter)", id="memory-query"),
+                VerticalScroll(Static(Text("Type a query and press Enter.", "dim"), id="memory")),
+            ]
+        return [VerticalScroll(Static(Text("No session selected.", "dim"), id=name))]
+
+    async def _ensure_pane(self, name: str) -> None:
+        """Compose the pane ``name`` the first time it is shown and fill it from the selection
+        (the diff loads when its tab activates, the memory on a query). Until its widgets are
+        mounted the pane counts as not built, so nothing looks for them."""
+        if name in self._panes_built or name in self._panes_mounting:
+            return
+        self._panes_mounting.add(name)
+        await self.query_one(f"#tab-{name}", TabPane).mount(*self._pane_widgets(name))
+        self._panes_mounting.discard(name)
+        self._panes_built.add(name)
+        if name == "details":
+            self._show_selected_details()
+        elif name == "tools":
+            self._load_tool_calls(force=True)
 
     def on_mount(self) -> None:
         table = self.query_one("#sessions", DataTable)
         for key, label in data.COLUMNS:
             table.add_column(label, key=key)
-        tools = self.query_one("#tools", DataTable)
-        for label in TOOL_COLUMNS:
-            tools.add_column(label, key=label.lower())
         self.task_width = data.task_width(self.size.width)
         self._tables_ready = True
         self.refresh_now(force=True)
@@ -302,6 +328,8 @@ class DashboardApp(SessionControls, App[None]):
             log.write_lines([data.output_line(row) for row in rows])
 
     def _show_selected_details(self) -> None:
+        if "details" not in self._panes_built:
+            return  # filled when first shown
         session = self.selected_session()
         details = self.query_one("#details", Static)
         if session is None:
@@ -310,6 +338,8 @@ class DashboardApp(SessionControls, App[None]):
         details.update(panes.details_text(session, self.store.list_messages(session.id)))
 
     def _load_tool_calls(self, force: bool = False) -> None:
+        if "tools" not in self._panes_built:
+            return  # filled when first shown
         sid = self.selected
         summary = self.watcher.risk.get(sid or "") or {}
         last = summary.get("last_id")
@@ -329,11 +359,14 @@ class DashboardApp(SessionControls, App[None]):
         return active.removeprefix("tab-")
 
     @on(TabbedContent.TabActivated, "#detail")
-    def _tab_activated(self, event: TabbedContent.TabActivated) -> None:
+    async def _tab_activated(self, event: TabbedContent.TabActivated) -> None:
+        await self._ensure_pane(self._active_tab())  # a click on a tab not shown before
         if self._active_tab() == "diff" and self._diff_for != self.selected:
             self.load_diff()
 
     def load_diff(self) -> None:
+        if "diff" not in self._panes_built:
+            return  # loads once its widgets are mounted (the tab's activation)
         session = self.selected_session()
         self._diff_for = self.selected
         target = self.query_one("#diff", Static)
@@ -371,7 +404,8 @@ class DashboardApp(SessionControls, App[None]):
     def action_focus_sessions(self) -> None:
         self.query_one("#sessions", DataTable).focus()
 
-    def action_show_tab(self, name: str) -> None:
+    async def action_show_tab(self, name: str) -> None:
+        await self._ensure_pane(name)
         self.query_one("#detail", TabbedContent).active = f"tab-{name}"
 
     def action_refresh(self) -> None:
@@ -391,8 +425,8 @@ class DashboardApp(SessionControls, App[None]):
             PromptScreen("Filter sessions", self.query_text, "words or state:running"), apply
         )
 
-    def action_search_memory(self) -> None:
-        self.action_show_tab("memory")
+    async def action_search_memory(self) -> None:
+        await self.action_show_tab("memory")
         self.query_one("#memory-query", Input).focus()
 
     @on(Input.Submitted, "#memory-query")

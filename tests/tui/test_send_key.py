@@ -57,7 +57,8 @@ def test_the_send_key_continues_the_selected_session(
             "the follow-up run to end",
         )
         assert any(f"Message sent to session {claude.id}" in m for m in app.messages)
-        details = app.query_one("#details", Static)  # the Details pane shows the conversation
+        await pilot.press("5")  # the Details pane (composed when first shown) has the conversation
+        details = app.query_one("#details", Static)
         await wait_for(
             pilot,
             lambda: "[run 2] you: now polish it" in getattr(details.render(), "plain", ""),
