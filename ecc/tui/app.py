@@ -49,6 +49,7 @@ if TYPE_CHECKING:
 TABS = ("output", "tools", "diff", "memory", "details")
 TOOL_COLUMNS = ("Time", "Tool", "Score", "Action", "Decision", "Input")
 AGE_REFRESH_SECS = 1.0
+SELECTION_ACTIONS = ("send", "approve", "deny")  # the keys shown only for some sessions
 
 
 class DashboardApp(SessionControls, App[None]):
@@ -136,6 +137,7 @@ class DashboardApp(SessionControls, App[None]):
         self._tables_ready = False  # the sessions table has its columns
         self._panes_built: set[str] = {"output"}  # the panes whose widgets are mounted
         self._panes_mounting: set[str] = set()
+        self._bindings_shown = (False,) * len(SELECTION_ACTIONS)  # as with nothing selected
 
     # -- layout ----------------------------------------------------------------------------
 
@@ -231,7 +233,7 @@ class DashboardApp(SessionControls, App[None]):
         ):
             self._show_selected_details()
             self._load_tool_calls()
-            self.refresh_bindings()  # approve/deny follow its waiting state
+            self._follow_bindings()  # approve/deny follow its waiting state
 
     def _visible(self) -> list[Session]:
         return self.watcher.ordered(self.query_text)
@@ -310,10 +312,19 @@ class DashboardApp(SessionControls, App[None]):
         self._poll_output()
         self._show_selected_details()
         self._load_tool_calls(force=True)
-        self.refresh_bindings()
+        self._follow_bindings()
         self._diff_for = None
         if self._active_tab() == "diff":
             self.load_diff()
+
+    def _follow_bindings(self) -> None:
+        """Refresh the footer's keys when the selection changed which of them show (Send,
+        Approve, Deny): every refresh rebuilds all the footer's keys, so moving between sessions
+        or a poll of a running session no longer does it for nothing."""
+        shown = tuple(bool(self.check_action(action, ())) for action in SELECTION_ACTIONS)
+        if shown != self._bindings_shown:
+            self._bindings_shown = shown
+            self.refresh_bindings()
 
     def selected_session(self) -> Session | None:
         return self.watcher.sessions.get(self.selected) if self.selected else None

@@ -1,0 +1,72 @@
+"""The footer is rebuilt only when the keys it shows change: moving between sessions (or a poll
+that changed the selected session's tokens) whose Send, Approve and Deny keys stay hidden used
+to rebuild every footer key each time (a dozen widgets styled anew), part of the first paint
+and of the CPU of watching a running session; a session that starts waiting still shows them."""
+
+from __future__ import annotations
+
+from textual.widgets import Footer
+
+from ecc.store.models import State
+from ecc.tui.app import DashboardApp
+from tests.tui.conftest import drive, wait_for
+
+IDS = ("a1b2c3d4e5f6", "b1b2c3d4e5f6", "c1b2c3d4e5f6")
+
+
+def _shown(app: DashboardApp) -> set[str]:
+    return {binding.action for _, binding, *_ in app.screen.active_bindings.values()}
+
+
+def test_the_footer_is_rebuilt_only_when_its_keys_change(store, isolated_env) -> None:
+    for sid in IDS:
+        store.insert_session(
+            sid,
+            task=f"task {sid}",
+            harness="shell",
+            state=State.RUNNING,
+            reason="",
+            project_dir="/srv/demo",
+            working_dir="/srv/demo",
+        )
+    app = DashboardApp(interval=0.1)
+
+    async def scenario(pilot) -> None:
+        await wait_for(pilot, lambda: app.selected is not None, "a session selected")
+        await pilot.pause(0.3)
+        footer = app.query_one(Footer)
+        rebuilt: list[int] = []
+        original = footer.recompose
+
+        async def counted() -> None:
+            rebuilt.append(1)
+            await original()
+
+        footer.recompose = counted  # type: ignore[method-assign]
+        for key in ("down", "down", "up", "up"):
+            await pilot.press(key)
+            await pilot.pause(0.05)
+        store.update_session(app.selected, input_tokens=5, output_tokens=7)
+        await pilot.pause(0.4)  # a few polls that change the selected session
+        assert rebuilt == [], "the footer was rebuilt though its keys stayed the same"
+
+        store.create_approval(  # the selected session's tool call waits for a person
+            "ap-1",
+            session_id=app.selected,
+            harness="claude",
+            tool="Bash",
+            input_excerpt="rm -rf build",
+            score=0.65,
+            action="require_confirmation",
+            reasons=[],
+            timeout_secs=600,
+            on_timeout="deny",
+        )
+        await wait_for(pilot, lambda: "approve" in _shown(app) and rebuilt, "the Approve key")
+        await wait_for(
+            pilot,
+            lambda: any("Approve" in str(key.render()) for key in footer.children),
+            "Approve in the footer",
+        )
+
+    drive(app, scenario)
