@@ -41,6 +41,7 @@ def pids(monkeypatch: pytest.MonkeyPatch, tmp_path: Path):
     monkeypatch.setattr(loading, "_build_row", recording, raising=False)
     monkeypatch.setattr(rowbuild, "PARALLEL_MIN", 40, raising=False)
     monkeypatch.setattr(rowbuild, "PARALLEL_CHUNK", 16, raising=False)
+    monkeypatch.setattr(rowbuild, "_load", lambda: 0.0, raising=False)  # an idle machine
 
     def seen() -> set[int]:
         return {int(line) for line in log.read_text().split()} if log.exists() else set()
@@ -166,9 +167,22 @@ def test_a_small_vault_or_a_threaded_process_builds_in_process(
     assert found == make_service(cache_dir=None).search(QUERY, scopes=["project"])
 
 
+def test_a_machine_whose_cores_are_all_busy_builds_in_process(
+    make_service, repo: Path, pids, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A second process only adds its own overhead when others keep every core busy."""
+    monkeypatch.setattr(rowbuild, "_load", lambda: 2.0 * os.cpu_count(), raising=False)
+    _write_vault(repo, 300)
+    found = make_service().search(QUERY, scopes=["project"])
+    assert pids() == {os.getpid()}
+    assert found == make_service(cache_dir=None).search(QUERY, scopes=["project"])
+
+
 SEARCHER = """
 import sys
+from ecc.vault import rowbuild
 from ecc.vault.backend import load_backend
+rowbuild._load = lambda: 0.0  # as on an idle machine
 from ecc.vault.service import VaultService
 VaultService(load_backend("files"), cwd=sys.argv[1]).search("migration", scopes=["project"])
 """
