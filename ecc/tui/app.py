@@ -23,7 +23,6 @@ from textual.containers import Vertical, VerticalScroll
 from textual.css.query import NoMatches
 from textual.widgets import (
     DataTable,
-    Footer,
     Header,
     Input,
     Log,
@@ -36,6 +35,7 @@ from ecc.contract.errors import EccError
 from ecc.runtime.terminal import sanitize
 from ecc.tui import actions, data, panes
 from ecc.tui.controls import SessionControls
+from ecc.tui.footer import CoalescedFooter
 from ecc.tui.screens import PromptScreen
 from ecc.tui.table import SessionsTable
 
@@ -151,7 +151,7 @@ class DashboardApp(SessionControls, App[None]):
                 for number, name in enumerate(TABS[1:], start=2):
                     yield TabPane(f"{number} {name.title()}", id=f"tab-{name}")
         yield Static(id="status")
-        yield Footer()
+        yield CoalescedFooter()
 
     def _pane_widgets(self, name: str) -> list[Widget]:
         """The widgets of the pane ``name`` (not Output), as composed up front before."""

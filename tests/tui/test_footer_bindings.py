@@ -70,3 +70,29 @@ def test_the_footer_is_rebuilt_only_when_its_keys_change(store, isolated_env) ->
         )
 
     drive(app, scenario)
+
+
+def test_binding_updates_in_one_frame_rebuild_the_footer_once(store, isolated_env) -> None:
+    """Textual sends the footer a binding update for each of several causes in one frame (two
+    at start-up) and the footer rebuilt its keys for each; the last rebuild reads the same
+    bindings as the first."""
+    app = DashboardApp(interval=0.1)
+
+    async def scenario(pilot) -> None:
+        await pilot.pause(0.3)
+        footer = app.query_one(Footer)
+        rebuilt: list[int] = []
+        original = footer.recompose
+
+        async def counted() -> None:
+            rebuilt.append(1)
+            await original()
+
+        footer.recompose = counted  # type: ignore[method-assign]
+        for _ in range(3):
+            app.screen.bindings_updated_signal.publish(app.screen)
+        await pilot.pause(0.3)
+        assert rebuilt == [1]
+        assert any("Quit" in str(key.render()) for key in footer.children)
+
+    drive(app, scenario)
