@@ -271,7 +271,8 @@ def _refresh(
         for rel, stamp in documents
         if (cached := known.get(rel)) is None or cached[0] != stamp or not stamp
     ]
-    # in walk order, as the loop below asks for them; forked workers help with many files
+    # in walk order, as the loop below asks for them; forked workers help with many files of a
+    # backend with a local tree (``watch_root``), whose reads work in a forked child
     built = build_rows(store, scope, todo, parallel=getattr(store, "watch_root", None) is not None)
     try:
         for rel, stamp in documents:

@@ -114,10 +114,10 @@ def _worker_count(files: int) -> int:
         return 0  # a fork copies no other thread, but could copy a lock one of them holds
     cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     cpus = cpus or 1
-    if _load() >= 2 * cpus:
-        # every core is wanted twice over: a worker would only add the cost of handing rows back
-        # (a cold build at 50,000 on 2 cores took 7.3 s instead of 10.1 at a load of 2.5, but
-        # 13.6 s instead of 11.5 at 6.5)
+    if _load() >= cpus + 1:
+        # no core to spare: a worker only adds the cost of handing rows back (a cold build at
+        # 50,000 on 2 cores took 7.3 s instead of 10.1 at a load of 2.5, 10.8 s instead of 10.5
+        # at 2.9 and 13.6 s instead of 11.5 at 6.5)
         return 0
     return max(0, min(cpus - 1, MAX_WORKERS))
 

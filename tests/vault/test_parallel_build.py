@@ -167,7 +167,7 @@ def test_a_small_vault_or_a_threaded_process_builds_in_process(
     assert found == make_service(cache_dir=None).search(QUERY, scopes=["project"])
 
 
-def test_a_machine_whose_cores_are_all_busy_builds_in_process(
+def test_a_machine_with_no_core_to_spare_builds_in_process(
     make_service, repo: Path, pids, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A second process only adds its own overhead when others keep every core busy."""
