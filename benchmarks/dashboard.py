@@ -8,7 +8,8 @@ seconds) in a throwaway store, then, in a fresh process per run, alternately:
 * ``ecc``: ``DashboardApp`` run headless (``App.run_test``); first paint is the time from
   importing the app to its first idle screen with every row in the table; idle CPU is the
   process's CPU time over ``--idle`` seconds of doing nothing, as a share of one core;
-* ``floor``: a bare ``App`` with one ``DataTable`` of the same rows (the same cells, no polling).
+* ``floor``: a bare ``App`` with one ``DataTable`` of the same rows (the same cells from the
+  same cached configuration view and store, no polling).
 
 The runs are interleaved, each round in the reverse order of the one before (ABBA), so drift in
 a shared machine's load falls on every kind alike. Prints, for each kind, the median of
@@ -70,7 +71,7 @@ async def _measure(kind: str, idle: float) -> dict[str, float]:
 
         app: App[None] = DashboardApp()
     else:
-        from ecc.runtime.config.model import get_config
+        from ecc.runtime.config.view import view
         from ecc.store.open import open_store
         from ecc.tui import data
 
@@ -79,8 +80,8 @@ async def _measure(kind: str, idle: float) -> dict[str, float]:
                 yield DataTable(id="sessions", cursor_type="row", zebra_stripes=True)
 
             def on_mount(self) -> None:
-                store = open_store()
-                config = get_config()
+                config = view()  # the configuration the dashboard reads (no pydantic import)
+                store = open_store(config=config)
                 table = self.query_one(DataTable)
                 for key, label in data.COLUMNS:
                     table.add_column(label, key=key)
