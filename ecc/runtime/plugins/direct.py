@@ -135,21 +135,15 @@ def build(recorded: dict[str, Any], harness: str | None, harness_hooks: frozense
     """The :class:`DirectSet` of ``recorded`` (for ``harness``: its own adapter's modules), or
     None when the record cannot stand for pluggy's answer (no call order recorded, a function
     no longer where it was). ``index.read_hot`` has checked that no module changed since."""
-    from ecc.runtime.plugins.index import load_module
+    from ecc.runtime.plugins.index import load_module, needed_modules
 
     calls_recorded = recorded.get("calls")
     if not isinstance(calls_recorded, dict):
         return None
-    owners = set(recorded["harnesses"].get(harness, ())) if harness is not None else None
-    modules: dict[str, Any] = {}
-    for entry in recorded["modules"]:
-        if (
-            owners is not None
-            and entry["plugin"] not in owners
-            and harness_hooks.issuperset(entry["hooks"])
-        ):
-            continue  # it would never be called for this harness
-        modules[f"{entry['plugin']}|{entry['module']}"] = (entry["module"], entry["file"])
+    modules: dict[str, Any] = {
+        f"{entry['plugin']}|{entry['module']}": (entry["module"], entry["file"])
+        for entry in needed_modules(recorded, harness, harness_hooks)
+    }
     calls: dict[str, list[DirectImpl]] = {}
     firstresult: dict[str, bool] = {}
     for hook, recorded_hook in calls_recorded.items():

@@ -146,6 +146,21 @@ def _call_order(
     return calls
 
 
+def needed_modules(
+    recorded: dict[str, Any], harness: str | None, harness_hooks: frozenset[str]
+) -> list[dict[str, Any]]:
+    """The recorded modules a start for ``harness`` needs (every one when it is None): a module
+    of harness hooks only, of a plugin that does not declare ``harness``, is never called."""
+    owners = set(recorded["harnesses"].get(harness, ())) if harness is not None else None
+    return [
+        entry
+        for entry in recorded["modules"]
+        if owners is None
+        or entry["plugin"] in owners
+        or not harness_hooks.issuperset(entry["hooks"])
+    ]
+
+
 def load_module(name: str, file: str) -> Any:
     """Import module ``name`` from ``file`` without importing its parent package first."""
     module = sys.modules.get(name)

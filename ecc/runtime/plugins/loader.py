@@ -236,14 +236,7 @@ class PluginSet:
         from ecc.runtime.plugins import index
 
         lean = cls(config, lazy=True, entry_points={})
-        owners = set(recorded["harnesses"].get(harness, ())) if harness is not None else None
-        for entry in recorded["modules"]:
-            if (
-                owners is not None
-                and entry["plugin"] not in owners
-                and HARNESS_HOOKS.issuperset(entry["hooks"])
-            ):
-                continue  # it would never be called for this harness
+        for entry in index.needed_modules(recorded, harness, HARNESS_HOOKS):
             module = index.load_module(entry["module"], entry["file"])
             name = f"{entry['plugin']}|{entry['module']}"
             if not lean._pm.has_plugin(name):
