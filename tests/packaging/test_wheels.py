@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from ecc import __version__
-from tests.conftest import REPO, git
+from tests.conftest import REPO
 
 pytestmark = pytest.mark.slow
 
@@ -98,14 +98,8 @@ def run(bin_dir: Path, *argv: str, cwd: Path, stdin: str | None = None):
 
 
 @pytest.fixture
-def repo(tmp_path: Path) -> Path:
-    path = tmp_path / "repo"
-    path.mkdir()
-    git(path, "init", "-q", "-b", "main")
-    (path / "README.md").write_text("hello\n")
-    git(path, "add", ".")
-    git(path, "commit", "-q", "-m", "init")
-    return path
+def repo(git_repo: Path) -> Path:
+    return git_repo
 
 
 def test_the_core_alone_is_small_and_names_each_missing_extra(core_only: Path, repo: Path) -> None:
