@@ -148,11 +148,21 @@ class PostgresServer:
         return f"{self.url}?options=-csearch_path%3D{name}"
 
     def drop_schema(self, url: str) -> None:
+        """Drop a test's schema. A process of that test may still be starting (a runner the
+        test's last command dispatched, not yet recorded to be killed): a deadlock with it
+        aborts the drop, so the drop is tried again once that process has moved on."""
         import psycopg
 
         name = url.rsplit("%3D", 1)[1]
-        with psycopg.connect(self.url, autocommit=True) as conn:
-            conn.execute(f"DROP SCHEMA IF EXISTS {name} CASCADE")
+        for attempt in range(20):
+            try:
+                with psycopg.connect(self.url, autocommit=True) as conn:
+                    conn.execute(f"DROP SCHEMA IF EXISTS {name} CASCADE")
+                return
+            except psycopg.errors.DeadlockDetected:
+                if attempt == 19:
+                    raise
+                time.sleep(0.25)
 
     def stop(self) -> None:
         if self.proc is not None:
