@@ -57,24 +57,28 @@ START_SLACK_SECS = 2.0
 
 
 def repository_of(session: Session) -> str:
-    """The repository (or directory) a session works on, as one comparable text."""
-    return os.path.realpath(session.repo_root or session.project_dir or session.working_dir)
+    """The repository a session works on (the top level of the checkout it runs in without a
+    worktree; its directory outside git), as one comparable text."""
+    if session.repo_root:
+        return os.path.realpath(session.repo_root)
+    where = session.project_dir or session.working_dir
+    top = _top_level(where) if where and Path(where).is_dir() else None
+    return os.path.realpath(top or where)
 
 
-def normalise(path: str, roots: list[str]) -> str | None:
-    """``path`` relative to the repository (one of ``roots`` for an absolute path), in one
-    spelling; None for a path outside it."""
+def normalise(path: str, roots: list[str], cwd: str) -> str | None:
+    """``path`` (relative ones from the harness's directory ``cwd``) relative to the first of
+    the repository ``roots`` holding it, in one spelling; None for a path outside them."""
     text = path.replace("\\", "/").strip()
-    if not text:
+    if not text or "\0" in text:
         return None
-    if text.startswith("/"):
-        real = os.path.realpath(text)
-        for root in roots:
-            if real == root or real.startswith(root.rstrip("/") + "/"):
-                text = os.path.relpath(real, root)
-                break
-        else:
-            return None
+    real = os.path.realpath(os.path.join(cwd, text))
+    for root in roots:
+        if real == root or real.startswith(root.rstrip("/") + "/"):
+            text = os.path.relpath(real, root)
+            break
+    else:
+        return None
     normal = posixpath.normpath(text)
     if normal in (".", "..") or normal.startswith("../"):
         return None
@@ -132,15 +136,12 @@ def git_changes(session: Session, now: float) -> dict[str, float]:
     return found
 
 
-def tool_call_changes(store: Store, session: Session) -> dict[str, float]:
+def tool_call_changes(store: Store, session: Session, repo: str) -> dict[str, float]:
     """Paths the session's recorded write tool calls name, with the time of the first one."""
     import json
 
-    roots = [
-        os.path.realpath(where)
-        for where in (session.worktree_path, session.repo_root, session.working_dir)
-        if where
-    ]
+    roots = [os.path.realpath(where) for where in (session.worktree_path, repo) if where]
+    cwd = session.working_dir or repo
     found: dict[str, float] = {}
     for call in store.list_tool_calls(session.id):
         if str(call.get("tool", "")).lower() not in WRITE_TOOLS:
@@ -153,7 +154,7 @@ def tool_call_changes(store: Store, session: Session) -> dict[str, float]:
             continue
         for key in PATH_KEYS:
             value = data.get(key)
-            path = normalise(value, roots) if isinstance(value, str) else None
+            path = normalise(value, roots, cwd) if isinstance(value, str) else None
             if path is None:
                 continue
             moment = parse_iso(call.get("created_at"))
@@ -163,10 +164,11 @@ def tool_call_changes(store: Store, session: Session) -> dict[str, float]:
     return found
 
 
-def changed_files(store: Store, session: Session, now: float) -> dict[str, float]:
-    """Every path the session changed (git and tool calls), with its earliest write."""
+def changed_files(store: Store, session: Session, repo: str, now: float) -> dict[str, float]:
+    """Every path the session changed (git and tool calls) in ``repo``, with its earliest
+    write."""
     found = git_changes(session, now)
-    for path, stamp in tool_call_changes(store, session).items():
+    for path, stamp in tool_call_changes(store, session, repo).items():
         found[path] = min(stamp, found.get(path, stamp))
     return found
 
@@ -202,7 +204,7 @@ def check(store: Store, config: Config) -> list[dict[str, Any]]:
         policy = _config_for(repo, config).conflict_resolution
         if not policy.enabled:
             continue
-        writes = {s.id: changed_files(store, s, now) for s in sessions}
+        writes = {s.id: changed_files(store, s, repo, now) for s in sessions}
         known = store.known_conflicts(repo)
         ordered = sorted(sessions, key=lambda s: (s.created_at, s.id))
         for one, other in combinations(ordered, 2):

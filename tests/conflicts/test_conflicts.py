@@ -254,3 +254,18 @@ def test_one_incident_once_in_the_store(store: Store) -> None:
     assert store.settle_conflict(row["id"], "paused", paused="s2", kept="s1")
     assert not store.settle_conflict(row["id"], "paused", expect=("open",))  # moved already
     assert store.known_conflicts("/repo") == {("a.txt", "s1", "s2"), ("b.txt", "s1", "s2")}
+
+
+def test_paths_are_compared_repository_relative(tmp_path: Path) -> None:
+    from ecc.sessions.conflicts import normalise
+
+    worktree, repo = str(tmp_path / "wt"), str(tmp_path / "repo")
+    sub = os.path.join(repo, "pkg")
+    roots = [worktree, repo]
+    assert normalise(f"{worktree}/src/../src/a.py", roots, worktree) == "src/a.py"
+    assert normalise("./a.py", roots, sub) == "pkg/a.py"  # from the harness's directory
+    assert normalise("a.py", roots, worktree) == "a.py"
+    assert normalise("../../elsewhere/a.py", roots, worktree) is None  # outside the repository
+    assert normalise("/etc/passwd", roots, worktree) is None
+    assert normalise(repo, roots, worktree) is None  # the repository itself is no file
+    assert normalise("", roots, worktree) is None
