@@ -11,6 +11,8 @@ import os
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from ecc.store.base import Store
 from tests.conftest import git, run_ecc
 from tests.sessions.conftest import ecc_json, wait_state, wait_until, write_config
@@ -110,6 +112,7 @@ def test_two_writers_later_paused_then_resumed_after_merge(git_repo: Path, store
     assert closed["status"] == "resumed" and "merged" in closed["resolution"]
 
 
+@pytest.mark.policy_only
 def test_last_write_wins_pauses_the_earlier(git_repo: Path, store: Store) -> None:
     write_config(Path(os.environ["HOME"]), conflict_resolution={"strategy": "last_write_wins"})
     repo = _repo_with_shared(git_repo)
@@ -122,6 +125,7 @@ def test_last_write_wins_pauses_the_earlier(git_repo: Path, store: Store) -> Non
     assert store.get_session(second.id).state.value == "running"
 
 
+@pytest.mark.policy_only
 def test_disabled_or_different_files_leave_sessions_alone(git_repo: Path, store: Store) -> None:
     repo = _repo_with_shared(git_repo)
     one = ecc_json("start", "--harness", "shell", "echo 1 > one.txt && sleep 60", cwd=repo)
@@ -139,6 +143,7 @@ def test_disabled_or_different_files_leave_sessions_alone(git_repo: Path, store:
     assert all(s.state.value == "running" for s in store.list_sessions())
 
 
+@pytest.mark.policy_only
 def test_untrusted_project_cannot_switch_it_off(git_repo: Path, store: Store) -> None:
     """enabled = false loosens the policy: from an untrusted project file it is ignored, while
     a stricter value (notify_lead stays on) or another strategy applies."""
@@ -195,6 +200,7 @@ def test_dismiss_keeps_the_session_paused(git_repo: Path, store: Store) -> None:
     assert store.get_session(second.id).state.value == "stopped"
 
 
+@pytest.mark.policy_only
 def test_partner_removed_resumes(git_repo: Path, store: Store) -> None:
     repo = _repo_with_shared(git_repo)
     first = _start_writer(store, repo, "first")
@@ -211,6 +217,7 @@ def test_partner_removed_resumes(git_repo: Path, store: Store) -> None:
     wait_state(store, second.id, "running")
 
 
+@pytest.mark.policy_only
 def test_tool_calls_and_shared_checkout(git_repo: Path, store: Store) -> None:
     """Write tool calls name the file (absolute or relative; found before any git change), and
     sessions sharing the checkout without worktrees count too."""
@@ -256,6 +263,7 @@ def test_one_incident_once_in_the_store(store: Store) -> None:
     assert store.known_conflicts("/repo") == {("a.txt", "s1", "s2"), ("b.txt", "s1", "s2")}
 
 
+@pytest.mark.policy_only
 def test_paths_are_compared_repository_relative(tmp_path: Path) -> None:
     from ecc.sessions.conflicts import normalise
 
