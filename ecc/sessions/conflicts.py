@@ -3,9 +3,10 @@
 The daemon calls :func:`check` on every pass (``[conflict_resolution]``, read with the
 configuration of each repository, so its project file may tighten it):
 
-1. **resume** — a session paused for a conflict is resumed (``ecc resume``'s own service,
-   :func:`ecc.sessions.manager.resume`) once every session it yielded to is done: merged into
-   its base branch, removed, or ended without changes. A paused session someone resumed or
+1. **resume** — a session paused for a conflict runs again once every session it yielded to
+   is done: merged into its base branch, removed, or ended without changes. An agent with a
+   conversation continues it, told why it was paused and what became of the other session
+   (``ecc send``'s service); any other is resumed (``ecc resume``'s). A paused session someone resumed or
    removed by hand closes its incidents.
 2. **detect** — the files each active session changed: in its worktree, the changes against
    its base commit (committed, uncommitted and untracked, by real git); in a checkout shared
@@ -341,7 +342,6 @@ def done_with(store: Store, session_id: str) -> str | None:
 def resume_ready(store: Store, config: Config) -> list[dict[str, Any]]:
     """Resume each paused session whose every kept partner is done (see :func:`done_with`);
     close the incidents of one resumed or removed by hand."""
-    from ecc.sessions import manager
 
     by_paused: dict[str, list[dict[str, Any]]] = {}
     for row in store.list_conflicts(open_only=True):
@@ -363,7 +363,7 @@ def resume_ready(store: Store, config: Config) -> list[dict[str, Any]]:
             continue
         because = "; ".join(sorted({r for r in reasons if r}))
         try:
-            manager.resume(store, session, _config_for(repository_of(session), config))
+            _run_again(store, session, rows, because, config)
         except EccError as exc:
             actions.append({"id": paused_id, "action": f"not resumed: {exc.message}"})
             continue
@@ -374,10 +374,34 @@ def resume_ready(store: Store, config: Config) -> list[dict[str, Any]]:
     return actions
 
 
+def _run_again(
+    store: Store, session: Session, rows: list[dict[str, Any]], because: str, config: Config
+) -> None:
+    """Resume a paused session. An agent with a conversation is told why it was paused and
+    what became of the other session (``ecc send``'s follow-up run); any other runs its task
+    again (``ecc resume``)."""
+    from ecc.sessions import manager
+
+    settings = _config_for(repository_of(session), config)
+    if not session.harness_session_id:
+        manager.resume(store, session, settings)
+        return
+    paths = sorted({row["path"] for row in rows})
+    shown = ", ".join(paths[:MAX_PATHS_SHOWN]) + (
+        f" and {len(paths) - MAX_PATHS_SHOWN} more" if len(paths) > MAX_PATHS_SHOWN else ""
+    )
+    kept = ", ".join(sorted({row["kept_session"] for row in rows}))
+    message = (
+        f"ecc paused you because session {kept} changed the same file(s) as you: {shown}. "
+        f"Since then {because}. Bring its changes into your work where they touch yours "
+        "(its changes may now be on your base branch), then continue your task."
+    )
+    manager.send(store, session, message, settings)
+
+
 def close(store: Store, conflict_id: int, config: Config, *, resume: bool) -> dict[str, Any]:
     """A person closes an incident: ``resolve`` (``resume``: its paused session runs again
     unless another open incident still holds it) or ``dismiss`` (nothing else changes)."""
-    from ecc.sessions import manager
 
     row = store.get_conflict(conflict_id)
     if row["status"] not in ("open", "paused"):
@@ -398,7 +422,7 @@ def close(store: Store, conflict_id: int, config: Config, *, resume: bool) -> di
     if still:
         result["resumed"] = f"no: conflict {still[0]['id']} still holds it"
         return result
-    manager.resume(store, session, config)
+    _run_again(store, session, [row], f"conflict {conflict_id} was resolved by a person", config)
     store.add_event(paused_id, "conflict", f"resumed: conflict {conflict_id} resolved by a person")
     result["resumed"] = paused_id
     return result

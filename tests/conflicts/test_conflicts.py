@@ -277,3 +277,48 @@ def test_paths_are_compared_repository_relative(tmp_path: Path) -> None:
     assert normalise("/etc/passwd", roots, worktree) is None
     assert normalise(repo, roots, worktree) is None  # the repository itself is no file
     assert normalise("", roots, worktree) is None
+
+
+@pytest.mark.policy_only
+def test_a_paused_agent_is_told_why_when_it_runs_again(
+    git_repo: Path, tmp_path: Path, store: Store
+) -> None:
+    """An agent with a conversation (a fake ``claude`` on PATH) continues it when resumed,
+    told which file it shared with whom and what became of that session."""
+    from tests.sessions.fake_agent import FakeAgent
+
+    gate = tmp_path / "gate"
+    agent = FakeAgent(tmp_path, gate=gate)
+    ids = []
+    for task in ("write the parser", "fix the parser"):
+        started = run_ecc(
+            "start", "--harness", "claude", task, "--json", cwd=git_repo, env=agent.env
+        )
+        assert started.returncode == 0, started.stderr
+        ids.append(json.loads(started.stdout)["id"])
+        wait_until(lambda i=ids[-1]: (s := store.get_session(i)) and s.harness_session_id)
+    first, second = ids
+    for session_id in ids:  # the hook records each Write as it is made, the first one first
+        store.record_tool_call(
+            session_id=session_id, harness="claude", tool="Write",
+            input={"file_path": "src/parser.py", "content": "..."},
+        )  # fmt: skip
+    pass_ = run_ecc("daemon", "--once", "--json", cwd=Path(os.environ["HOME"]), env=agent.env)
+    assert json.loads(pass_.stdout)["conflicts"][0]["paused"] == second
+    paused = wait_state(store, second, "stopped")
+    conversation = paused.harness_session_id
+
+    assert run_ecc("stop", first).returncode == 0
+    assert run_ecc("rm", first).returncode == 0  # it wrote nothing: its worktree goes
+    gate.write_text("go")
+    pass_ = run_ecc("daemon", "--once", "--json", cwd=Path(os.environ["HOME"]), env=agent.env)
+    [resumed] = json.loads(pass_.stdout)["conflicts"]
+    assert resumed["action"] == "resumed"
+    final = wait_state(store, second, "completed", "failed")
+    assert final.state.value == "completed" and final.run_kind == "followup", final.reason
+    told = agent.calls()[-1]
+    assert told["resume"] == conversation  # the same conversation, continued
+    assert told["prompt"].startswith(
+        f"ecc paused you because session {first} changed the same file(s) as you: "
+        f"src/parser.py. Since then session {first} was removed."
+    )
