@@ -6,8 +6,8 @@ configuration of each repository, so its project file may tighten it):
 1. **resume** — a session paused for a conflict runs again once every session it yielded to
    is done: merged into its base branch, removed, or ended without changes. An agent with a
    conversation continues it, told why it was paused and what became of the other session
-   (``ecc send``'s service); any other is resumed (``ecc resume``'s). A paused session someone resumed or
-   removed by hand closes its incidents.
+   (``ecc send``'s service); any other is resumed (``ecc resume``'s). A paused session
+   someone resumed or removed by hand closes its incidents.
 2. **detect** — the files each active session changed: in its worktree, the changes against
    its base commit (committed, uncommitted and untracked, by real git); in a checkout shared
    without a worktree, the changed files last modified while it ran; and, for every session,
@@ -212,9 +212,16 @@ def check(store: Store, config: Config) -> list[dict[str, Any]]:
             shared = sorted(set(writes[one.id]) & set(writes[other.id]))
             pair = tuple(sorted((one.id, other.id)))
             fresh = [p for p in shared if (p, *pair) not in known]
-            if fresh:
+            if fresh and not any(_paused_meanwhile(store, s.id) for s in (one, other)):
                 actions += _act(store, repo, one, other, fresh, writes, policy)
     return actions
+
+
+def _paused_meanwhile(store: Store, session_id: str) -> bool:
+    """True when an earlier pair of this pass paused the session (or it ended): its other
+    pairs wait until it runs again, so a paused session is never chosen to stay."""
+    current = store.get_session(session_id)
+    return current is None or current.stop_requested or current.state not in WATCHED
 
 
 def _act(

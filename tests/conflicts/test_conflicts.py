@@ -322,3 +322,21 @@ def test_a_paused_agent_is_told_why_when_it_runs_again(
         f"ecc paused you because session {first} changed the same file(s) as you: "
         f"src/parser.py. Since then session {first} was removed."
     )
+
+
+@pytest.mark.policy_only
+def test_three_writers_pause_two_for_the_first(git_repo: Path, store: Store) -> None:
+    """Of three sessions writing one file, the first keeps running; the two others are paused
+    for it, and the pair of paused ones waits until they run again."""
+    repo = _repo_with_shared(git_repo)
+    first = _start_writer(store, repo, "first")
+    second = _start_writer(store, repo, "second")
+    third = _start_writer(store, repo, "third")
+    acted = _daemon_pass()["conflicts"]
+    assert sorted((a["paused"], a["kept"]) for a in acted) == sorted(
+        [(second.id, first.id), (third.id, first.id)]
+    )
+    for session in (second, third):
+        wait_state(store, session.id, "stopped")
+    assert {row["status"] for row in ecc_json("conflicts")} == {"paused"}
+    assert store.get_session(first.id).state.value == "running"
