@@ -50,6 +50,7 @@ WATCHED = (State.PENDING, State.RUNNING, State.STALE)
 WRITE_TOOLS = frozenset({"edit", "write", "multiedit", "notebookedit", "write_file", "replace"})
 PATH_KEYS = ("file_path", "notebook_path", "path", "filePath")
 MAX_PATHS_SHOWN = 5
+MAX_PATH_CHARS = 4096  # a tool call's input is the agent's: a longer "path" names no file
 # A run's start is stamped just after its harness is spawned, which may have written already.
 START_SLACK_SECS = 2.0
 
@@ -71,7 +72,7 @@ def normalise(path: str, roots: list[str], cwd: str) -> str | None:
     """``path`` (relative ones from the harness's directory ``cwd``) relative to the first of
     the repository ``roots`` holding it, in one spelling; None for a path outside them."""
     text = path.replace("\\", "/").strip()
-    if not text or "\0" in text:
+    if not text or "\0" in text or len(text) > MAX_PATH_CHARS:
         return None
     real = os.path.realpath(os.path.join(cwd, text))
     for root in roots:

@@ -277,6 +277,8 @@ def test_paths_are_compared_repository_relative(tmp_path: Path) -> None:
     assert normalise("/etc/passwd", roots, worktree) is None
     assert normalise(repo, roots, worktree) is None  # the repository itself is no file
     assert normalise("", roots, worktree) is None
+    assert normalise("a\0b", roots, worktree) is None
+    assert normalise("d/" * 2100 + "a.py", roots, worktree) is None  # longer than any path
 
 
 @pytest.mark.policy_only
