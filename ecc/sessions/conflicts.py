@@ -362,8 +362,9 @@ def resume_ready(store: Store, config: Config) -> list[dict[str, Any]]:
             continue  # the pause is still under way
         if session is None or session.state != State.STOPPED:
             why = "was removed" if session is None else "was resumed by hand"
+            status = "dismissed" if session is None else "resumed"
             for row in rows:
-                store.settle_conflict(row["id"], "resumed", resolution=f"the paused session {why}")
+                store.settle_conflict(row["id"], status, resolution=f"the paused session {why}")
             actions.append({"id": paused_id, "action": f"closed: the paused session {why}"})
             continue
         reasons = [done_with(store, row["kept_session"]) for row in rows]

@@ -5,7 +5,8 @@ exists once: :meth:`Conflicts.open_conflict` is one conditional insert, so of tw
 a restart) only one ever acts on an incident. A row records the strategy applied, which
 session was paused and which kept, its ``status`` (``open``: found, nobody paused; ``paused``:
 one session paused until the other is done; ``resumed``: the paused one was started again
-when the other was merged or removed; ``resolved``/``dismissed``: a person closed it) and why.
+when the other was merged or removed, or someone resumed it by hand; ``resolved``/``dismissed``:
+a person closed it, or the paused session was removed) and why.
 The policy lives in :mod:`ecc.sessions.conflicts`; here are only the queries.
 A part of :class:`ecc.store.base.Store`.
 """

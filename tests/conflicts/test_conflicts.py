@@ -342,3 +342,10 @@ def test_three_writers_pause_two_for_the_first(git_repo: Path, store: Store) -> 
         wait_state(store, session.id, "stopped")
     assert {row["status"] for row in ecc_json("conflicts")} == {"paused"}
     assert store.get_session(first.id).state.value == "running"
+
+    (Path(third.worktree_path) / "shared.txt").write_text("base\n")  # nothing left of it
+    assert run_ecc("rm", third.id).returncode == 0  # the paused session itself goes
+    [closed] = _daemon_pass()["conflicts"]
+    assert closed == {"id": third.id, "action": "closed: the paused session was removed"}
+    statuses = {row["paused_session"]: row["status"] for row in ecc_json("conflicts", "--all")}
+    assert statuses == {second.id: "paused", third.id: "dismissed"}
