@@ -47,6 +47,11 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "pr": ("ecc.cli.pr_cmd", "pr_command", "Open a pull request for a session's branch."),
     "daemon": ("ecc.cli.daemon_cmd", "daemon_command", "Recover crashed sessions, start queued."),
     "schedule": ("ecc.cli.schedule_cmd", "schedule_group", "Start tasks on a cron schedule."),
+    "conflicts": (
+        "ecc.cli.conflicts_cmd",
+        "conflicts_group",
+        "Sessions that changed the same file.",
+    ),
     "run-session": ("ecc.cli.runner_cmd", "run_session_command", ""),
     # observability
     "risk": ("ecc.cli.risk_cmd", "risk_group", "Score tool calls for risk."),

@@ -67,6 +67,11 @@ def sessions_command(
     elif not show_all:
         wanted = sorted(ACTIVE)
     rows = store.list_sessions(wanted)
+    if not show_all and not states:  # a session paused for a conflict still wants attention
+        shown = {s.id for s in rows}
+        paused = [s for s in store.list_sessions([State.STOPPED]) if s.open_conflict]
+        rows += [s for s in paused if s.id not in shown]
+        rows.sort(key=lambda s: s.created_at, reverse=True)
     if waiting_only:
         rows = select_waiting(rows, states)
     if repo is not None:
@@ -91,6 +96,8 @@ def _print_sessions(rows: list[dict[str, Any]], as_json: bool, any_state: bool) 
         label = f"{s['name']}: " if s.get("name") else ""
         task = (str(s.get("task") or "").splitlines() or [""])[0][:60]
         state = s.get("display_state") or s["state"]  # an older server sends state alone
+        if s.get("open_conflict"):
+            state += "!"  # part of an open conflict: ecc conflicts
         say(
             f"{s['id']:<12}  {state:<9} {s['harness']:<8} {_age(s.get('created_at')):>9}  "
             f"{repository[:width]:<{width}}  {label}{task}"
@@ -145,6 +152,7 @@ def status_command(session_ref: str, as_json: bool) -> None:
     lines = store.count_output(session.id)
     approval = _pending_approval(store, session)
     conversation = store.list_messages(session.id)
+    conflicts = store.list_conflicts(open_only=True, session_id=session.id)
     if as_json:
         from ecc.observability import toolcalls as tool_calls
 
@@ -154,6 +162,7 @@ def status_command(session_ref: str, as_json: bool) -> None:
                 "output_lines": lines,
                 "events": events,
                 "approval": approval,
+                "conflicts": conflicts,
                 "conversation": conversation,
                 "tool_calls": tool_calls.listing(store, session.id),
             }
@@ -168,6 +177,7 @@ def status_command(session_ref: str, as_json: bool) -> None:
             else session.display_state,
         ),
         *([("Approval", _approval_text(approval))] if approval else []),
+        *[("Conflict", conflict_text(row)) for row in conflicts],
         ("Task", session.task),
         ("Harness", session.harness),
         ("Enforced", session.enforced_text),
@@ -245,6 +255,13 @@ def _pending_approval(store: Any, session: Any) -> dict[str, Any] | None:
 
     pending = approvals.pending(store, session.id)
     return pending[0] if pending else None
+
+
+def conflict_text(row: dict[str, Any]) -> str:
+    """An open conflict incident in ``ecc status``: what, and how to close it."""
+    from ecc.cli.conflicts_cmd import describe
+
+    return f"{row['id']}: {describe(row)} - ecc conflicts resolve|dismiss {row['id']}"
 
 
 def _approval_text(approval: dict[str, Any]) -> str:

@@ -100,7 +100,7 @@ class OutputEvent:
 @dataclass
 class Notification:
     """An event for notifiers: ``session_started``, ``session_completed``, ``session_failed``,
-    ``budget_alert``, ``approval_request``."""
+    ``budget_alert``, ``approval_request``, ``session_conflict``."""
 
     event: str
     title: str

@@ -366,15 +366,20 @@ def _stop(store: Store, session_id: str, why: Overrun, config: Any) -> None:
     store.add_event(session_id, "budget_stop", f"{why.describe()}: stop requested", why.as_dict())
 
 
+# The events of a stop ecc asked for itself: a budget's, and a conflict's pause (the daemon's
+# conflicts step, ecc.sessions.conflicts); each reason ends ": stop requested".
+STOP_KINDS = ("budget_stop", "conflict_stop")
+
+
 def stop_reason(store: Store, session_id: str) -> str | None:
-    """Why a budget asked the session's current run to stop (``session token budget exceeded
-    (320 of 200 tokens)``), or None when no budget did: what the runner records as the reason
-    it stopped."""
+    """Why a budget (or a conflict's pause) asked the session's current run to stop (``session
+    token budget exceeded (320 of 200 tokens)``), or None when none did: what the runner
+    records as the reason it stopped."""
     reason = None
     for event in store.list_events(session_id):
         if event["to_state"] == "pending":  # created or resumed: a new run
             reason = None
-        elif event["kind"] == "budget_stop":
+        elif event["kind"] in STOP_KINDS:
             reason = str(event["reason"]).removesuffix(": stop requested")
     return reason
 

@@ -37,6 +37,7 @@ EVENTS = (
     "session_failed",
     "budget_alert",
     "approval_request",
+    "session_conflict",
 )
 DEFAULT_DEADLINE_SECS = 30.0
 ALWAYS_AUDIBLE = frozenset({"log"})

@@ -111,6 +111,9 @@ class SessionOut(BaseModel):
         description="state, or waiting: a tool call waits for a decision (GET /v1/approvals)."
     )
     pending_approval: str | None = Field(description="The id of that approval, if any.")
+    open_conflict: int | None = Field(
+        default=None, description="The session's oldest open conflict incident (ecc conflicts)."
+    )
     reason: str
     repository: str
     working_dir: str
@@ -143,6 +146,7 @@ class SessionOut(BaseModel):
             state=session.state.value,
             display_state=session.display_state,
             pending_approval=session.pending_approval,
+            open_conflict=session.open_conflict,
             reason=session.reason,
             repository=session.project_dir,
             working_dir=session.working_dir,

@@ -12,9 +12,12 @@ Each pass runs these steps, each isolated (an error is logged and the pass goes 
    runner ever claimed.
 2. **schedules** — start each due schedule once (:mod:`ecc.sessions.schedules`): runs missed
    while no daemon ran collapse into one; a failing schedule records its error, the others run.
-3. **dispatch** — give free slots to queued sessions (runners also do this when they finish).
-4. **budgets** — budget alerts and the limit action for every active session.
-5. **prune** — only when ``prune_worktrees`` is on: finished sessions older than
+3. **conflicts** — ``[conflict_resolution]`` (:mod:`ecc.sessions.conflicts`): resume a paused
+   session whose partner is done, then find active sessions that changed the same file, record
+   each incident once, tell (event, notification) and pause one session as the strategy says.
+4. **dispatch** — give free slots to queued sessions (runners also do this when they finish).
+5. **budgets** — budget alerts and the limit action for every active session.
+6. **prune** — only when ``prune_worktrees`` is on: finished sessions older than
    ``worktree_retention_secs`` lose a clean worktree; a branch goes only when merged.
 
 SIGTERM/SIGINT stop the loop between steps. A lock keeps a second daemon off the same store.
@@ -186,6 +189,13 @@ def _schedules(store: Store) -> list[dict[str, Any]]:
     return schedules.run_due(store)
 
 
+def _conflicts(store: Store, config: Config) -> list[dict[str, Any]]:
+    """Conflicts between sessions: resume, detect, act (ecc.sessions.conflicts)."""
+    from ecc.sessions import conflicts
+
+    return conflicts.check(store, config)
+
+
 def _start_tree_watcher() -> Any:
     """The memory vault's tree watcher on a thread (a warm search then skips the walk of an
     unchanged vault: ecc.runtime.treewatch), or None where it cannot run."""
@@ -209,6 +219,7 @@ class Daemon:
         steps: list[tuple[str, Any]] = [
             ("recover", lambda: recover(self.store, self.config)),
             ("schedules", lambda: _schedules(self.store)),
+            ("conflicts", lambda: _conflicts(self.store, self.config)),
             ("dispatch", lambda: dispatch(self.store, self.config)),
             ("budgets", lambda: _budgets(self.store, self.config)),
         ]

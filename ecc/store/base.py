@@ -20,6 +20,7 @@ Portability rules for the queries here and in :mod:`ecc.store.records`:
 from __future__ import annotations
 
 from ecc.contract.errors import EccError
+from ecc.store.conflicts import Conflicts
 from ecc.store.conversation import Conversation
 from ecc.store.models import (
     ACTIVE,
@@ -70,7 +71,7 @@ class DaemonLock:
         raise NotImplementedError
 
 
-class Store(Records, Conversation, Schedules):
+class Store(Records, Conversation, Schedules, Conflicts):
     """One connection to the session database. Not shared between threads."""
 
     dialect: str

@@ -176,6 +176,8 @@ class Session:
     heartbeat_at: str | None = None
     # Not a column: the oldest undecided approval of the session, read with it (records.py).
     pending_approval: str | None = None
+    # Not a column: the oldest open conflict incident the session is part of (conflicts.py).
+    open_conflict: int | None = None
     extra: dict[str, Any] = factory(dict)
 
     @property

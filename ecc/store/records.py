@@ -438,10 +438,13 @@ class Records:
 
 
 # Every session read carries its oldest undecided approval (``Session.pending_approval``): what
-# the views show as ``waiting``.
+# the views show as ``waiting``; and its oldest open conflict incident (``open_conflict``).
 SESSION_ROWS = (
     "SELECT sessions.*, (SELECT a.id FROM approvals a WHERE a.session_id = sessions.id "
-    "AND a.decision IS NULL ORDER BY a.created_at, a.id LIMIT 1) AS pending_approval "
+    "AND a.decision IS NULL ORDER BY a.created_at, a.id LIMIT 1) AS pending_approval, "
+    "(SELECT c.id FROM conflicts c WHERE c.status IN ('open', 'paused') AND "
+    "(c.first_session = sessions.id OR c.second_session = sessions.id) ORDER BY c.id LIMIT 1) "
+    "AS open_conflict "
     "FROM sessions"
 )
 

@@ -207,6 +207,29 @@ MIGRATIONS: list[list[str]] = [
     [  # 10: a schedule's catch-up policy for runs missed while no daemon ran: once, or skip
         "ALTER TABLE schedules ADD COLUMN catch_up TEXT NOT NULL DEFAULT 'once'",
     ],
+    [  # 11: conflicts between sessions (issue 20): one incident per path and session pair
+        """
+        CREATE TABLE conflicts (
+            id INTEGER PRIMARY KEY,
+            repo TEXT NOT NULL,
+            path TEXT NOT NULL,
+            first_session TEXT NOT NULL,
+            second_session TEXT NOT NULL,
+            strategy TEXT NOT NULL,
+            paused_session TEXT,
+            kept_session TEXT,
+            status TEXT NOT NULL DEFAULT 'open',
+            reason TEXT NOT NULL DEFAULT '',
+            resolution TEXT,
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL,
+            UNIQUE (repo, path, first_session, second_session)
+        )
+        """,
+        "CREATE INDEX conflicts_first ON conflicts (first_session, status)",
+        "CREATE INDEX conflicts_second ON conflicts (second_session, status)",
+        "CREATE INDEX conflicts_status ON conflicts (status, id)",
+    ],
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -186,7 +186,10 @@ def row_cells(
     label = session.name and f"{session.name}: "
     return {
         "id": Text(session.id),
-        "state": Text(session.display_state, style=STATE_STYLES.get(session.display_state, "")),
+        "state": Text(
+            session.display_state + ("!" if session.open_conflict else ""),  # ecc conflicts
+            style=STATE_STYLES.get(session.display_state, ""),
+        ),
         "harness": Text(one_line(session.harness)),
         "task": Text(one_line(f"{label}{session.task}", width)),
         "age": Text(age_text(session, now)),

@@ -30,6 +30,11 @@ def details_text(session: Session, conversation: list[dict[str, Any]] | None = N
             if session.display_state == WAITING
             else []
         ),
+        *(
+            [("Conflict", f"{session.open_conflict}: same file as another session (ecc conflicts)")]
+            if session.open_conflict
+            else []
+        ),
         ("Task", session.task),
         ("Harness", session.harness),
         ("Enforced", session.enforced_text),

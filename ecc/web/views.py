@@ -75,6 +75,7 @@ def row(session: Session, pending: int) -> dict[str, Any]:
         "cost": session.cost_usd,
         "pending": pending,
         "active": session.active,
+        "conflict": session.open_conflict,
     }
 
 
@@ -91,6 +92,7 @@ def session_panel(store: Store, session: Session) -> dict[str, Any]:
         "messages": messages,
         "tool_calls": listing(store, session.id, TOOL_CALLS_SHOWN),
         "can_send": bool(session.harness_session_id),
+        "conflicts": store.list_conflicts(open_only=True, session_id=session.id),
     }
 
 

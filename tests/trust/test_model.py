@@ -224,3 +224,23 @@ def test_a_project_cannot_point_notification_links_elsewhere(repo: Path) -> None
     write(project_file(repo), '[web]\nbase_url = "https://phish.example"\n')
     loaded = config.load(cwd=repo, environ={})
     assert loaded.config.web.base_url is None and "web.base_url" in ignored(loaded)
+
+
+def test_a_project_may_choose_a_conflict_strategy_but_not_switch_it_off(repo: Path) -> None:
+    """``[conflict_resolution]``: turning detection or its notification off loosens the policy;
+    the strategy only chooses which session pauses."""
+    write(
+        project_file(repo),
+        '[conflict_resolution]\nenabled = false\nnotify_lead = false\nstrategy = "merge"\n',
+    )
+    loaded = config.load(cwd=repo, environ={})
+    policy = loaded.config.conflict_resolution
+    assert policy.enabled is True and policy.notify_lead is True and policy.strategy == "merge"
+    assert {"conflict_resolution.enabled", "conflict_resolution.notify_lead"} <= set(
+        ignored(loaded)
+    )
+    user_config("[conflict_resolution]\nenabled = false\n")
+    write(project_file(repo), "[conflict_resolution]\nenabled = true\n")  # stricter: applies
+    loaded = config.load(cwd=repo, environ={})
+    assert loaded.config.conflict_resolution.enabled is True
+    assert "conflict_resolution.enabled" not in ignored(loaded)

@@ -159,3 +159,19 @@ def test_details_show_enforcement_and_the_pull_request() -> None:
     assert "PR:        https://github.com/acme/app/pull/7" in text
     session.enforced = None
     assert "Enforced:  -" in details_text(session).plain
+
+
+def test_a_session_in_an_open_conflict_is_marked(store, sessions):
+    kept = sessions.create("first")
+    paused = sessions.create("second")
+    store.transition(paused.id, State.STOPPED, "stopped: conflict")
+    row = store.open_conflict("/repo", "a.txt", (kept.id, paused.id), "escalate", "why")
+    store.settle_conflict(row["id"], "paused", paused=paused.id, kept=kept.id)
+    current = store.get_session(paused.id)
+    cells = data.row_cells(current, None, get_config(), data.wall_clock())
+    assert cells["state"].plain == "stopped!"
+    assert f"Conflict:  {row['id']}: same file" in panes.details_text(current).plain
+    store.settle_conflict(row["id"], "dismissed")
+    after = store.get_session(paused.id)
+    assert data.row_cells(after, None, get_config(), data.wall_clock())["state"].plain == "stopped"
+    assert "Conflict:" not in panes.details_text(after).plain

@@ -173,6 +173,8 @@ GUARDS: tuple[Guard, ...] = (
     Guard(("session_cost_budget_usd",), "raises or removes a budget", _limit),
     Guard(("budget_action",), "stops enforcing budgets", _is_stop),
     Guard(("budget_alert_thresholds",), "delays budget alerts", _not_higher),
+    Guard(("conflict_resolution", "enabled"), "lets sessions change the same file", _is_true),
+    Guard(("conflict_resolution", "notify_lead"), "silences conflict notifications", _is_true),
     Guard(("agent_profiles", "*", "permission_mode"), "loosens permissions", _permission_mode),
     Guard(("agent_profiles", "*", "allowed_tools"), "pre-approves tools", _subset),
     Guard(("agent_profiles", "*", "disallowed_tools"), "allows tools back", _superset),

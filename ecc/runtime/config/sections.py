@@ -100,6 +100,7 @@ class NotificationSettings(_Strict):
             "session_failed",
             "budget_alert",
             "approval_request",
+            "session_conflict",
         ]
     )
     # "HH[:MM]-HH[:MM]" local time, may wrap midnight ("22:00-07:30"); every notifier but ``log``
@@ -235,3 +236,14 @@ class WebSettings(_Strict):
         if parts.scheme not in ("http", "https") or not parts.hostname or " " in value:
             raise ValueError(f"{value!r} is not an http(s) URL")
         return value.rstrip("/")
+
+
+class ConflictResolution(_Strict):
+    """``[conflict_resolution]``: what the daemon does when two active sessions change the same
+    file (``ecc conflicts``). ``escalate`` pauses the later writer until the earlier one is
+    merged or removed; ``last_write_wins`` pauses the earlier one instead; ``merge`` pauses the
+    later writer for a merge review (resumed the same way)."""
+
+    enabled: bool = True
+    strategy: Literal["escalate", "last_write_wins", "merge"] = "escalate"
+    notify_lead: bool = True  # a session_conflict notification through the notifiers

@@ -1,7 +1,9 @@
-"""The sessions page, a session's page, and their actions (follow-up, stop, resume).
+"""The sessions page, a session's page, and their actions (follow-up, stop, resume, closing a
+conflict).
 
 Actions go through the same services as the CLI and the API (``manager.send`` as ``ecc send``,
-``manager.stop``, ``manager.resume``); a refusal comes back as a notice on the page. Live parts:
+``manager.stop``, ``manager.resume``, ``conflicts.close`` as ``ecc conflicts resolve|dismiss``);
+a refusal comes back as a notice on the page. Live parts:
 ``/web/-/sessions`` (the table, polled), ``/web/-/sessions/{id}`` (state and approval, polled),
 ``/web/-/sessions/{id}/more`` (conversation and tool calls, polled) and
 ``/web/-/sessions/{id}/events`` (output as server-sent events, the remote API's stream).
@@ -12,7 +14,7 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Annotated, Any
 
-from fastapi import APIRouter, Header, Query, Request
+from fastapi import APIRouter, Header, HTTPException, Query, Request
 from fastapi.responses import Response, StreamingResponse
 
 from ecc.contract.errors import EccError
@@ -147,5 +149,25 @@ def router(settings: Settings, pool: StorePool, logins: Logins) -> APIRouter:
             return f"Session {resumed.id} resumed"
 
         return act(login, session_id, "resume", restart)
+
+    @routes.post("/web/sessions/{session_id}/conflicts/{conflict_id}/{how}")
+    def close_conflict(
+        login: SignedIn, session_id: SessionId, conflict_id: int, how: str, form: Form
+    ) -> Response:
+        from ecc.sessions import conflicts
+
+        if how not in ("resolve", "dismiss"):
+            raise HTTPException(status_code=404)
+
+        def close(store: Any, session: Any) -> str:
+            row = store.get_conflict(conflict_id)
+            if session.id not in (row["first_session"], row["second_session"]):
+                raise EccError(f"conflict {conflict_id} is not one of session {session.id}'s")
+            done = conflicts.close(store, conflict_id, config, resume=how == "resolve")
+            resumed = done["resumed"]
+            more = f"; session {resumed} resumed" if resumed and resumed[:3] != "no:" else ""
+            return f"Conflict {conflict_id} {done['status']}{more}"
+
+        return act(login, session_id, f"conflict {how}", close)
 
     return routes
