@@ -47,6 +47,8 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "pr": ("ecc.cli.pr_cmd", "pr_command", "Open a pull request for a session's branch."),
     "daemon": ("ecc.cli.daemon_cmd", "daemon_command", "Recover crashed sessions, start queued."),
     "schedule": ("ecc.cli.schedule_cmd", "schedule_group", "Start tasks on a cron schedule."),
+    "group": ("ecc.cli.group_cmd", "group_group", "Compare a group of sessions; pick one."),
+    "groups": ("ecc.cli.group_cmd", "groups_command", "List groups of sessions."),
     "run-session": ("ecc.cli.runner_cmd", "run_session_command", ""),
     # observability
     "risk": ("ecc.cli.risk_cmd", "risk_group", "Score tool calls for risk."),

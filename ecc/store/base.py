@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from ecc.contract.errors import EccError
 from ecc.store.conversation import Conversation
+from ecc.store.groups import Groups
 from ecc.store.models import (
     ACTIVE,
     TERMINAL,
@@ -70,7 +71,7 @@ class DaemonLock:
         raise NotImplementedError
 
 
-class Store(Records, Conversation, Schedules):
+class Store(Records, Conversation, Schedules, Groups):
     """One connection to the session database. Not shared between threads."""
 
     dialect: str
