@@ -5,9 +5,9 @@
 :func:`ecc.sessions.service.start`, each in its own worktree by default. A ``set`` or fan-out
 starts every member at once. A ``sequence`` starts its first step; :func:`advance` starts each
 next one when the one before it completed and its check passed (or skips the rest, saying why).
-``advance`` runs wherever queued work is dispatched (:func:`ecc.sessions.manager.
-dispatch_queued`: a runner that ends, the daemon, a read that found a dead runner), and the step
-to start is claimed with a conditional update, so two of them never start it twice.
+``advance`` runs where queued work is dispatched: a runner as soon as its session's end is
+recorded and again when its run ends, the daemon's dispatch step, a read that found a dead
+runner. The step to start is claimed with a conditional update, so two never start it twice.
 
 The check command (``--check``, or a template's ``check``) runs in a member's worktree when its
 harness exits on its own (:func:`run_check`, called by the runner before it records the end),

@@ -145,8 +145,7 @@ def submit(store: Store, session: Session, config: Config | None = None) -> None
 
 def dispatch_queued(store: Store, config: Config) -> list[str]:
     """Give free slots to queued sessions, oldest first, then start the follow-ups waiting for
-    a finished run (:func:`deliver_queued`) and the next steps of sequences
-    (:func:`ecc.sessions.groups.advance`); returns the ids started.
+    a finished run (:func:`deliver_queued`); returns the ids started.
 
     Safe to run in several processes at once (two runners ending together, a read that found
     a dead runner, the daemon): a runner is started only by whoever wins the session's slot
@@ -169,9 +168,7 @@ def dispatch_queued(store: Store, config: Config) -> list[str]:
             continue  # no slot; or its runner is still deciding and will find the slot taken
         submit(store, session, config)
         started.append(session.id)
-    from ecc.sessions import groups  # a sequence's next step, once the one before it ended
-
-    return started + deliver_queued(store, config) + groups.advance(store, config)
+    return started + deliver_queued(store, config)
 
 
 def exit_status(session: Session) -> int:

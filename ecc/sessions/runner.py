@@ -428,6 +428,7 @@ class Runner:
         except Exception as exc:  # the store is gone for good: recovery records the end
             log.error("could not record the end (%s): %s", reason, exc)
             return 1
+        self._advance_group(session, writer)
         final = writer.call(lambda db: db.get_session(session.id))
         if final is not None and final.state in (State.COMPLETED, State.FAILED):
             event = "session_completed" if final.state == State.COMPLETED else "session_failed"
@@ -448,6 +449,20 @@ class Runner:
             writer.call(lambda db: groups.record_check(db, current, check, result))
         except Exception as exc:
             log.warning("the group check of session %s failed: %s", session.id, exc)
+
+    def _advance_group(self, session: Session, writer: Writer) -> None:
+        """A sequence's next step starts as soon as this one's end is recorded, before the
+        notifications (which may take their deadline); the run's end dispatches again."""
+        from ecc.sessions import groups
+
+        def advance(db: Any) -> None:
+            if db.group_ids_of([session.id]):
+                groups.advance(db, self.config)
+
+        try:
+            writer.call(advance)
+        except Exception as exc:
+            log.warning("starting the next step after session %s failed: %s", session.id, exc)
 
     def _fail(self, reason: str) -> None:
         try:
