@@ -410,6 +410,18 @@ def report(store: Store, group: dict[str, Any], with_changes: bool = True) -> di
     }
 
 
+def sessions_state(sessions: list[Session] | tuple[Session, ...]) -> str:
+    """One word for sessions shown together (a group's row in the dashboard and the web page):
+    ``running`` while one is active, ``completed`` when all completed, else ``failed``."""
+    from ecc.store.models import ACTIVE
+
+    if any(session.state in ACTIVE for session in sessions):
+        return "running"
+    if all(session.state == State.COMPLETED for session in sessions):
+        return "completed"
+    return "failed"
+
+
 def _member_state(row: dict[str, Any], session: Session | None) -> str:
     if session is not None:
         return str(session.display_state)
