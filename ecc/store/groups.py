@@ -129,14 +129,16 @@ class Groups:
 
     def group_ids_of(self, session_ids: Sequence[str]) -> dict[str, str]:
         """Which group each of ``session_ids`` belongs to (those in none are left out)."""
-        if not session_ids:
-            return {}
-        marks = ", ".join("?" for _ in session_ids)
-        rows = self._rows(
-            f"SELECT session_id, group_id FROM group_members WHERE session_id IN ({marks})",
-            tuple(session_ids),
-        )
-        return {row["session_id"]: row["group_id"] for row in rows}
+        found: dict[str, str] = {}
+        for start in range(0, len(session_ids), 500):  # well within every dialect's limit
+            chunk = tuple(session_ids[start : start + 500])
+            marks = ", ".join("?" for _ in chunk)
+            rows = self._rows(
+                f"SELECT session_id, group_id FROM group_members WHERE session_id IN ({marks})",
+                chunk,
+            )
+            found.update((row["session_id"], row["group_id"]) for row in rows)
+        return found
 
     def member_check(self, session_id: str) -> dict[str, Any] | None:
         """The check a member session runs when it ends: ``group_id``, ``position``,
