@@ -76,6 +76,7 @@ def row(session: Session, pending: int) -> dict[str, Any]:
         "cost": session.cost_usd,
         "pending": pending,
         "active": session.active,
+        "group": None,  # a group's row (views.grouped) names its group here
     }
 
 
