@@ -122,6 +122,7 @@ def start(
         "project_dir": str(where),
         "check_command": check.strip() if check else None,
         "check_timeout_secs": float(check_timeout),
+        "executor": executor,
     }
     rows = [{**member.row(), "status": "waiting"} for member in members]
     for _ in range(5):
@@ -132,7 +133,7 @@ def start(
         raise EccError("could not allocate a unique group id")
     first_only = kind == "sequence"
     for row in group["members"]:
-        _start_member(store, config, group, row, executor=executor, warn=warn)
+        _start_member(store, config, group, row, warn=warn)
         if first_only:
             break
     if first_only:
@@ -148,7 +149,6 @@ def _start_member(
     group: dict[str, Any],
     row: dict[str, Any],
     *,
-    executor: str | None = None,
     warn: Callable[[str], None] | None = None,
 ) -> str | None:
     """Claim a waiting member and start its session; returns the session id (None when it did
@@ -167,7 +167,7 @@ def _start_member(
         use_worktree=use_worktree,
         name=label,
         cwd=Path(group["project_dir"]),
-        executor=executor,
+        executor=group["executor"],
     )
 
     def joined(session: Session) -> None:  # before its runner can end and look for its check
@@ -181,6 +181,9 @@ def _start_member(
         return None
     except EccError as exc:
         store.update_member(gid, position, status="failed", note=exc.message)
+        return None
+    except Exception as exc:  # never leave it "starting": the group would never finish
+        store.update_member(gid, position, status="failed", note=f"could not start: {exc}")
         return None
     return str(session.id)
 

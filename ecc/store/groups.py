@@ -1,7 +1,8 @@
 """The ``session_groups`` and ``group_members`` tables: sessions started together on one task.
 
 A group is what ``ecc run --count N``, ``--harness a,b`` or ``--template NAME`` starts: its kind
-(``fanout``, ``set``, ``sequence``), the template it came from, the directory it started in,
+(``fanout``, ``set``, ``sequence``), the template it came from, the directory it started in and
+the executor asked for (so a sequence's later steps run where its first did),
 the check command run in each member's worktree when the member ends (with its timeout) and,
 once one is picked, the member picked. A member is one position of the group: the task (already
 resolved), harness, profile and worktree choice it starts with, its ``status`` (``waiting``: a
@@ -23,7 +24,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 GROUP_COLUMNS = (
-    "id, name, kind, template, project_dir, check_command, check_timeout_secs, "
+    "id, name, kind, template, project_dir, check_command, check_timeout_secs, executor, "
     "picked_session_id, picked_at, created_at, updated_at"
 )
 MEMBER_COLUMNS = (

@@ -217,6 +217,7 @@ MIGRATIONS: list[list[str]] = [
             project_dir TEXT NOT NULL,
             check_command TEXT,
             check_timeout_secs REAL NOT NULL DEFAULT 600,
+            executor TEXT,
             picked_session_id TEXT,
             picked_at TEXT,
             created_at TEXT NOT NULL,
