@@ -93,7 +93,7 @@ def run_group(
         check_timeout=timeout,
         cwd=where,
         executor=executor,
-        warn=lambda line: say(line, err=True),
+        warn=_once(),
     )
     if detach:
         if as_json:
@@ -118,6 +118,18 @@ def run_group(
 
         print_group(shown)
     sys.exit(0 if shown["state"] == "completed" else 1)
+
+
+def _once() -> Any:
+    """A warning printer that says each line once (every member would repeat it)."""
+    said: set[str] = set()
+
+    def warn(line: str) -> None:
+        if line not in said:
+            said.add(line)
+            say(line, err=True)
+
+    return warn
 
 
 def _count(group: dict[str, Any]) -> str:

@@ -174,3 +174,14 @@ def test_detached_group_and_bad_input(git_repo: Path, store: Store) -> None:
     assert len(store.list_groups()) == 1
     missing = run_ecc("group", "0000000", cwd=git_repo)
     assert missing.returncode == 1 and "no group '0000000'" in missing.stderr
+
+
+def test_a_warning_every_member_would_give_is_said_once(git_repo: Path, store: Store) -> None:
+    started = run_ecc(
+        "-c", "risk.enforce=true", "run", "-d", "--harness", "shell", "--count", "3", "true",
+        cwd=git_repo,
+    )  # fmt: skip
+    assert started.returncode == 0, started.stderr
+    warnings = [line for line in started.stderr.splitlines() if line.startswith("Warning:")]
+    assert len(warnings) == 1 and "cannot apply its hook to shell sessions" in warnings[0]
+    assert len(ecc_json("group", started.stdout.strip(), cwd=git_repo)["members"]) == 3
