@@ -52,6 +52,8 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
         "conflicts_group",
         "Sessions that changed the same file.",
     ),
+    "group": ("ecc.cli.group_cmd", "group_group", "Compare a group of sessions; pick one."),
+    "groups": ("ecc.cli.group_cmd", "groups_command", "List groups of sessions."),
     "run-session": ("ecc.cli.runner_cmd", "run_session_command", ""),
     # observability
     "risk": ("ecc.cli.risk_cmd", "risk_group", "Score tool calls for risk."),

@@ -135,11 +135,50 @@ START = (
         help="Run on the server NAME (see ecc remote add).",
         fast=False,
     ),
+    # A group of sessions (ecc.cli.group_run): always click's, never the fast path's.
+    Option(
+        "--count",
+        dest="count",
+        kind=NUMBER,
+        metavar="N",
+        help="Start N sessions on TASK as a group (--harness a,b takes the harnesses in turn).",
+        fast=False,
+    ),
+    Option(
+        "--check",
+        dest="check",
+        metavar="COMMAND",
+        help="A group's check: a shell command run in each worktree when its session ends.",
+        fast=False,
+    ),
+    Option(
+        "--check-timeout",
+        dest="check_timeout",
+        metavar="SECONDS",
+        help="How long the check may run (default 600, or the template's).",
+        fast=False,
+    ),
+    Option(
+        "--template",
+        dest="template",
+        metavar="NAME",
+        help="Start [orchestration_templates.NAME] as a group (TASK is then optional).",
+        fast=False,
+    ),
+    Option(
+        "--var",
+        dest="variables",
+        metavar="NAME=VALUE",
+        multiple=True,
+        help="A template variable ({{ NAME }} in its tasks); repeatable.",
+        fast=False,
+    ),
 )
+GROUP_OPTIONS = 5  # the last options of START: a group's, after --remote
 DETACH = Option(
     "-d", "--detach", dest="detach", kind=FLAG, help="Return at once; the session keeps running."
 )
-RUN = (*START[:-1], DETACH, START[-1])
+RUN = (*START[: -1 - GROUP_OPTIONS], DETACH, *START[-1 - GROUP_OPTIONS :])
 
 RUN_SESSION = (
     Option(

@@ -16,9 +16,9 @@ from ecc.cli.output import emit_json, say
 
 @click.command("run")
 @click_options(options.RUN)
-@click.argument("task")
+@click.argument("task", required=False)
 def run_command(
-    task: str,
+    task: str | None,
     harness: str | None,
     profile: str | None,
     use_worktree: bool | None,
@@ -28,12 +28,46 @@ def run_command(
     as_json: bool,
     detach: bool,
     remote: str | None,
+    count: int | None = None,
+    check: str | None = None,
+    check_timeout: str | None = None,
+    template: str | None = None,
+    variables: tuple[str, ...] = (),
 ) -> None:
     """Run an agent on TASK as a managed session and follow its output.
 
     Ctrl-C detaches (the session keeps running; exit status 130). Otherwise the exit status is
     the session's: 0 when completed, the harness's exit code when it failed.
+
+    A group of sessions on one task, compared with ecc group ID: --harness a,b, --count N,
+    --check COMMAND or --template NAME (exit status 0 when every session completed and every
+    check passed).
     """
+    grouped = (count, check, check_timeout, template) != (None,) * 4 or variables
+    if grouped or "," in (harness or ""):
+        if remote:
+            raise click.UsageError("a group of sessions runs here, not on --remote")
+        from ecc.cli.group_run import run_group
+
+        run_group(
+            task,
+            harness=harness,
+            profile=profile,
+            use_worktree=use_worktree,
+            name=name,
+            executor=executor,
+            cwd=cwd,
+            as_json=as_json,
+            detach=detach,
+            count=count,
+            check=check,
+            check_timeout=check_timeout,
+            template=template,
+            variables=variables,
+        )
+        return
+    if task is None:
+        raise click.MissingParameter(param_type="argument", param_hint="'TASK'")
     if remote:
         from ecc.remote.client import run_remote
 
@@ -76,9 +110,9 @@ def run_command(
 
 @click.command("start")
 @click_options(options.START)
-@click.argument("task")
+@click.argument("task", required=False)
 def start_command(
-    task: str,
+    task: str | None,
     harness: str | None,
     profile: str | None,
     use_worktree: bool | None,
@@ -87,6 +121,11 @@ def start_command(
     cwd: Path | None,
     as_json: bool,
     remote: str | None,
+    count: int | None,
+    check: str | None,
+    check_timeout: str | None,
+    template: str | None,
+    variables: tuple[str, ...],
 ) -> None:
     """Start a session on TASK and return at once (the same as ecc run -d)."""
     context = click.get_current_context()

@@ -145,9 +145,11 @@ def recover(store: Store, config: Config) -> list[dict[str, Any]]:
 
 
 def dispatch(store: Store, config: Config) -> list[str]:
+    """Queued sessions and follow-ups, then the next steps of sequences (ecc.sessions.groups)."""
+    from ecc.sessions import groups
     from ecc.sessions.manager import dispatch_queued
 
-    return dispatch_queued(store, config)
+    return dispatch_queued(store, config) + groups.advance(store, config)
 
 
 def prune(store: Store, config: Config, *, force_all: bool = False) -> list[dict[str, Any]]:

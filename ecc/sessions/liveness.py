@@ -71,10 +71,12 @@ def refresh_liveness(
         config = fastconfig.view()
     actions = [action for s in dead if (action := record_dead_runner(store, s, config, wait))]
     if actions:
+        from ecc.sessions import groups
         from ecc.sessions.manager import dispatch_queued
 
         try:
             dispatch_queued(store, config)
+            groups.advance(store, config)  # a sequence whose step's runner died goes on or stops
         except Exception:
             log.exception("dispatching queued sessions failed")
     return actions

@@ -145,11 +145,14 @@ class LocalPlacement(Placement):
         return working
 
     def end(self) -> None:
-        """Our slot may be free now: start the next queued sessions (error-isolated)."""
+        """Our slot may be free now: start the next queued sessions, and a sequence's next
+        step (error-isolated)."""
         try:
+            from ecc.sessions import groups
             from ecc.sessions.manager import dispatch_queued
 
             dispatch_queued(self.store, self.config)
+            groups.advance(self.store, self.config)
         except Exception:
             log.exception("dispatching queued sessions failed")
 

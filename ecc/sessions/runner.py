@@ -407,6 +407,8 @@ class Runner:
 
             with contextlib.suppress(Exception):
                 writer.call(lambda db: auto_commit(db, session, self.config))
+        if state in (State.COMPLETED, State.FAILED) and not ended_by and failure is None:
+            self._check(session, writer)  # a group's check, before its end is recorded
         self.placement.harness_exited()
         try:
             writer.call(
@@ -426,11 +428,41 @@ class Runner:
         except Exception as exc:  # the store is gone for good: recovery records the end
             log.error("could not record the end (%s): %s", reason, exc)
             return 1
+        self._advance_group(session, writer)
         final = writer.call(lambda db: db.get_session(session.id))
         if final is not None and final.state in (State.COMPLETED, State.FAILED):
             event = "session_completed" if final.state == State.COMPLETED else "session_failed"
             self._notify(event, final, reason)
         return 0 if state == State.COMPLETED else 1
+
+    def _check(self, session: Session, writer: Writer) -> None:
+        """Run the session's group check, if it has one (never changes the outcome): looked up
+        and recorded on the store thread, run here, so a long check never holds the store."""
+        from ecc.sessions import groups
+
+        try:
+            current = writer.call(lambda db: db.get_session(session.id)) or session
+            check = writer.call(lambda db: groups.check_of(db, current))
+            if check is None:
+                return
+            result = groups.run_check(check, current)
+            writer.call(lambda db: groups.record_check(db, current, check, result))
+        except Exception as exc:
+            log.warning("the group check of session %s failed: %s", session.id, exc)
+
+    def _advance_group(self, session: Session, writer: Writer) -> None:
+        """A sequence's next step starts as soon as this one's end is recorded, before the
+        notifications (which may take their deadline); the run's end dispatches again."""
+        from ecc.sessions import groups
+
+        def advance(db: Any) -> None:
+            if db.group_ids_of([session.id]):
+                groups.advance(db, self.config)
+
+        try:
+            writer.call(advance)
+        except Exception as exc:
+            log.warning("starting the next step after session %s failed: %s", session.id, exc)
 
     def _fail(self, reason: str) -> None:
         try:

@@ -27,7 +27,11 @@ class NotStarted(EccError):
 
 
 def start(
-    store: Any, request: Request, config: Any, warn: Callable[[str], None] | None = None
+    store: Any,
+    request: Request,
+    config: Any,
+    warn: Callable[[str], None] | None = None,
+    created: Callable[[Session], None] | None = None,
 ) -> Session:
     """Create the session for ``request`` and submit it; returns the session as created.
 
@@ -35,7 +39,8 @@ def start(
     ``budget_action = "stop"`` and a used-up budget: :class:`ecc.observability.budgets.
     OverBudget`); a session its executor could not start raises :class:`NotStarted` (the
     session is recorded as failed). ``warn`` receives, before the session is submitted, the
-    line saying that ``risk.enforce`` is on and the harness cannot be enforced.
+    line saying that ``risk.enforce`` is on and the harness cannot be enforced; ``created``
+    the session once it is recorded, before its runner can start (a group records its member).
     """
     from ecc.sessions import manager
 
@@ -44,6 +49,8 @@ def start(
 
         budgets.refuse_start(store, config)
     session = manager.create(store, request, config)
+    if created is not None:
+        created(session)
     if warn is not None and config.risk.enforce:
         from ecc.sessions import enforcement, harnesses
 

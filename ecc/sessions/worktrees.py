@@ -277,8 +277,9 @@ def mergeability(repo_root: Path, branch: str, base: str) -> Mergeability:
     raise GitError(f"git merge-tree failed: {result.stderr.strip()}")
 
 
-def merge(repo_root: Path, path: Path, branch: str, base_branch: str | None) -> dict[str, Any]:
-    """Merge the session branch into its base branch in the main checkout, only when clean."""
+def merge_preflight(repo_root: Path, branch: str, base_branch: str | None) -> str:
+    """Refuse a merge of ``branch`` the main checkout cannot take: a detached base, a missing
+    branch, a checkout on another branch or with uncommitted changes. Returns the base."""
     if not base_branch:
         raise EccError("the session started from a detached HEAD; merge its branch by hand")
     if not branch_exists(repo_root, branch):
@@ -301,6 +302,12 @@ def merge(repo_root: Path, path: Path, branch: str, base_branch: str | None) -> 
             f"the base checkout {repo_root} has uncommitted changes "
             f"({len(base_dirty)} file(s)); commit or stash them first"
         )
+    return base_branch
+
+
+def merge(repo_root: Path, path: Path, branch: str, base_branch: str | None) -> dict[str, Any]:
+    """Merge the session branch into its base branch in the main checkout, only when clean."""
+    base_branch = merge_preflight(repo_root, branch, base_branch)
     if path.is_dir():
         pending = dirty_files(path)
         if pending:
@@ -335,23 +342,28 @@ class RemoveResult:
         return dict(self.__dict__)
 
 
-def remove(repo_root: Path, path: Path, branch: str, base: str | None) -> RemoveResult:
-    """Remove a finished session's worktree if clean; delete its branch only if merged."""
+def remove(
+    repo_root: Path, path: Path, branch: str, base: str | None, *, discard: bool = False
+) -> RemoveResult:
+    """Remove a finished session's worktree if clean; delete its branch only if merged.
+
+    ``discard`` (a group's members not picked) removes both whatever they hold."""
     result = RemoveResult()
     if path.is_dir():
         pending = dirty_files(path)
-        if pending:
+        if pending and not discard:
             result.kept_reason = f"worktree has uncommitted changes ({len(pending)} file(s))"
             return result
         with _worktrees_lock(repo_root):
-            outcome = git(repo_root, "worktree", "remove", str(path), check=False)
+            force = ["--force"] if discard else []
+            outcome = git(repo_root, "worktree", "remove", *force, str(path), check=False)
             if outcome.returncode != 0 and path.is_dir():
                 shutil.rmtree(path)
             git(repo_root, "worktree", "prune", check=False)
     result.worktree_removed = True
     if branch_exists(repo_root, branch):
-        if base and is_merged(repo_root, branch, base):
-            # -D is safe here: is_merged() just proved the base holds every commit of the branch
+        if discard or (base and is_merged(repo_root, branch, base)):
+            # -D: is_merged() just proved the base holds every commit, or the caller discards it
             deleted = git(repo_root, "branch", "-D", branch, check=False)
             result.branch_deleted = deleted.returncode == 0
         else:

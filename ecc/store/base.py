@@ -22,6 +22,7 @@ from __future__ import annotations
 from ecc.contract.errors import EccError
 from ecc.store.conflicts import Conflicts
 from ecc.store.conversation import Conversation
+from ecc.store.groups import Groups
 from ecc.store.models import (
     ACTIVE,
     TERMINAL,
@@ -71,7 +72,7 @@ class DaemonLock:
         raise NotImplementedError
 
 
-class Store(Records, Conversation, Schedules, Conflicts):
+class Store(Records, Conversation, Schedules, Conflicts, Groups):
     """One connection to the session database. Not shared between threads."""
 
     dialect: str

@@ -230,6 +230,46 @@ MIGRATIONS: list[list[str]] = [
         "CREATE INDEX conflicts_second ON conflicts (second_session, status)",
         "CREATE INDEX conflicts_status ON conflicts (status, id)",
     ],
+    [  # 12: groups/templates (issue 20): session groups (fan-out, template sets and sequences)
+        """
+        CREATE TABLE session_groups (
+            id TEXT PRIMARY KEY,
+            name TEXT NOT NULL DEFAULT '',
+            kind TEXT NOT NULL,
+            template TEXT,
+            project_dir TEXT NOT NULL,
+            check_command TEXT,
+            check_timeout_secs REAL NOT NULL DEFAULT 600,
+            executor TEXT,
+            picked_session_id TEXT,
+            picked_at TEXT,
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL
+        )
+        """,
+        "CREATE INDEX session_groups_created ON session_groups (created_at)",
+        """
+        CREATE TABLE group_members (
+            group_id TEXT NOT NULL REFERENCES session_groups (id) ON DELETE CASCADE,
+            position INTEGER NOT NULL,
+            step_name TEXT NOT NULL DEFAULT '',
+            session_id TEXT,
+            status TEXT NOT NULL,
+            note TEXT NOT NULL DEFAULT '',
+            task TEXT NOT NULL,
+            harness TEXT,
+            profile_name TEXT,
+            use_worktree INTEGER,
+            check_state TEXT,
+            check_exit_code INTEGER,
+            check_seconds REAL,
+            check_output TEXT,
+            updated_at TEXT NOT NULL,
+            PRIMARY KEY (group_id, position)
+        )
+        """,
+        "CREATE INDEX group_members_session ON group_members (session_id)",
+    ],
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -33,7 +33,7 @@ from textual.widgets import (
 
 from ecc.contract.errors import EccError
 from ecc.runtime.terminal import sanitize
-from ecc.tui import actions, data, panes
+from ecc.tui import actions, data, grouping, panes
 from ecc.tui.controls import SessionControls
 from ecc.tui.footer import CoalescedFooter
 from ecc.tui.screens import PromptScreen
@@ -127,6 +127,9 @@ class DashboardApp(SessionControls, App[None]):
         self.selected: str | None = None
         self.messages: list[str] = []  # every notification shown (tests and the tmux capture)
         self._row_order: list[str] = []
+        self.membership = grouping.Membership()  # groups show as one row (ecc/tui/grouping.py)
+        self.opened_groups: set[str] = set()
+        self._group_rows: dict[str, grouping.Row] = {}
         self._cells: dict[str, dict[str, Text]] = {}
         self._tool_last_id: dict[str, Any] = {}
         self._output_dirty = True
@@ -240,26 +243,67 @@ class DashboardApp(SessionControls, App[None]):
 
     def _sync_table(self, changes: data.Changes) -> None:
         table = self.query_one("#sessions", DataTable)
-        rows = self._visible()
-        order = [s.id for s in rows]
+        sessions = self._visible()
+        self.membership.update(self.store, sessions)
+        rows = grouping.layout(sessions, self.membership.group_of, self.opened_groups)
+        order = [row.key for row in rows]
         now = self.clock()
         if order != self._row_order:
             keep = self._select_when_seen if self._select_when_seen in order else self.selected
+            cursor = table.cursor_row
+            under = self._row_order[cursor] if 0 <= cursor < len(self._row_order) else None
+            if grouping.group_key(under) and under in order and not self._select_when_seen:
+                keep = under  # a group's row stays under the cursor (it selects no session)
             table.clear()
             self._cells = {}
-            for session in rows:
-                cells = self._cells_for(session, now)
-                self._cells[session.id] = cells
-                table.add_row(*(cells[key] for key, _ in data.COLUMNS), key=session.id)
+            self._group_rows = {row.key: row for row in rows if row.session is None}
+            for row in rows:
+                if row.session is None:
+                    opened = row.group in self.opened_groups
+                    cells = grouping.cells(row, opened, now, self.task_width)
+                else:
+                    cells = self._cells_for(row.session, now)
+                self._cells[row.key] = cells
+                table.add_row(*(cells[key] for key, _ in data.COLUMNS), key=row.key)
             self._row_order = order
             if keep in order:
                 table.move_cursor(row=order.index(keep))
                 if keep == self._select_when_seen:
                     self._select_when_seen = None
-            self._select(order[table.cursor_row] if order else None)
+            self._select(self._session_at(order[table.cursor_row]) if order else None)
             return
-        for sid in (changes.changed | changes.risk_changed) & set(order):
+        changed = (changes.changed | changes.risk_changed) & set(order)
+        for sid in changed:
             self._update_row(table, self.watcher.sessions[sid], now)
+        for row in rows:
+            if row.session is None and any(m.id in changes.changed for m in row.members):
+                self._update_group_row(table, row, now)
+
+    @staticmethod
+    def _session_at(key: str | None) -> str | None:
+        """The session a row's key selects: none for a group's own row."""
+        return None if grouping.group_key(key) else key
+
+    def _update_group_row(self, table: DataTable, row: grouping.Row, now: Any) -> None:
+        opened = row.group in self.opened_groups
+        cells = grouping.cells(row, opened, now, self.task_width)
+        old = self._cells.get(row.key, {})
+        for key, value in cells.items():
+            if old.get(key) != value:
+                table.update_cell(row.key, key, value)
+        self._cells[row.key] = cells
+
+    @on(DataTable.RowSelected, "#sessions")
+    def _row_selected(self, event: DataTable.RowSelected) -> None:
+        """Enter on a group's row opens it into its members' rows, or closes it."""
+        gid = grouping.group_key(event.row_key.value if event.row_key else None)
+        if gid is None:
+            return
+        if gid in self.opened_groups:
+            self.opened_groups.discard(gid)
+        else:
+            self.opened_groups.add(gid)
+        self.refresh_now(force=True)
 
     def _cells_for(self, session: Session, now: Any) -> dict[str, Text]:
         risk = self.watcher.risk.get(session.id)
@@ -300,7 +344,7 @@ class DashboardApp(SessionControls, App[None]):
 
     @on(DataTable.RowHighlighted, "#sessions")
     def _row_highlighted(self, event: DataTable.RowHighlighted) -> None:
-        self._select(event.row_key.value if event.row_key else None)
+        self._select(self._session_at(event.row_key.value) if event.row_key else None)
 
     def _select(self, session_id: str | None) -> None:
         if session_id == self.selected:

@@ -33,10 +33,10 @@ class _NoQueries(logging.Filter):
 def mount(api: FastAPI, settings: Settings, pool: StorePool) -> WebGuard:
     """Add the pages under ``/web/`` to ``api``; the guard in front of both (``.logins``: who is
     signed in to the pages)."""
-    from ecc.web.routes import approvals, auth, memory, new, sessions, worktree
+    from ecc.web.routes import approvals, auth, groups, memory, new, sessions, worktree
 
     logins = Logins()
-    for module in (auth, sessions, worktree, approvals, new, memory):  # not in the API schema
+    for module in (auth, sessions, worktree, approvals, new, memory, groups):  # not in the API
         api.include_router(module.router(settings, pool, logins), include_in_schema=False)
     access = logging.getLogger("uvicorn.access")
     if not any(isinstance(f, _NoQueries) for f in access.filters):

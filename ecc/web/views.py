@@ -48,7 +48,8 @@ def sessions(store: Store, config: Config, filters: Filters) -> dict[str, Any]:
     refresh_liveness(store, None, config)  # a dead runner's session shows failed, not running
     every = store.list_sessions(None, limit=LISTED)
     held = Counter(a["session_id"] for a in approvals.pending(store))
-    rows = [row(s, held.get(s.id, 0)) for s in every if filters.keep(s)]
+    kept = [s for s in every if filters.keep(s)]
+    rows = grouped([row(s, held.get(s.id, 0)) for s in kept], kept, store.group_ids_of)
     return {
         "rows": rows,
         "filters": filters,
@@ -76,7 +77,47 @@ def row(session: Session, pending: int) -> dict[str, Any]:
         "pending": pending,
         "active": session.active,
         "conflict": session.open_conflict,
+        "group": None,  # a group's row (views.grouped) names its group here
     }
+
+
+def grouped(rows: list[dict[str, Any]], listed: list[Session], group_ids_of: Any) -> list[Any]:
+    """``rows`` with the sessions of a group (``ecc run --count``, ``--template``) folded into
+    one row for the group, where its newest member was; it links to the group's page."""
+    from ecc.sessions.groups import sessions_state
+
+    group_of = group_ids_of([s.id for s in listed])
+    members: dict[str, list[tuple[dict[str, Any], Session]]] = {}
+    for shown, session in zip(rows, listed, strict=True):
+        if session.id in group_of:
+            members.setdefault(group_of[session.id], []).append((shown, session))
+    out: list[dict[str, Any]] = []
+    for shown, session in zip(rows, listed, strict=True):
+        gid = group_of.get(session.id)
+        if gid is None:
+            out.append(shown)
+            continue
+        if gid not in members:
+            continue  # its group's row is placed already
+        own = members.pop(gid)
+        first = min(own, key=lambda pair: pair[1].created_at)[0]
+        states = [pair[1] for pair in own]
+        out.append(
+            {
+                **first,
+                "id": gid,
+                "group": gid,
+                "members": len(own),
+                "name": f"group of {len(own)}",
+                "state": sessions_state(states),
+                "harness": ",".join(dict.fromkeys(pair[0]["harness"] for pair in own)),
+                "tokens": sum(pair[0]["tokens"] for pair in own),
+                "cost": sum(pair[0]["cost"] for pair in own),
+                "pending": sum(pair[0]["pending"] for pair in own),
+                "active": any(pair[0]["active"] for pair in own),
+            }
+        )
+    return out
 
 
 def session_panel(store: Store, session: Session) -> dict[str, Any]:

@@ -140,6 +140,12 @@ def test_run_detached_imports_no_click_and_the_runner_neither(git_repo: Path):
         ["run", "-d", "--worktree=1", "x"],
         ["run", "-d"],
         ["run", "-d", "--cwd", "/etc/hostname", "x"],
+        ["run", "-d", "--harness", "shell,shell", "x"],  # a group: ecc.cli.group_run
+        ["start", "--harness=shell,codex", "x"],
+        ["run", "-d", "--count", "2", "x"],
+        ["start", "--check", "true", "x"],
+        ["run", "-d", "--template", "t"],
+        ["start", "--template", "t", "--var", "a=1"],
     ],
 )
 def test_anything_unusual_goes_to_click(args: list[str]):

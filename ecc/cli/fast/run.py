@@ -96,6 +96,8 @@ def parse_start(args: list[str]) -> dict[str, Any] | None:
         return None  # usage errors and every unusual form: click's messages
     if command == "run" and not params.pop("detach"):
         return None  # ecc run without -d follows the session (not a start-up path)
+    if "," in (params["harness"] or ""):
+        return None  # several harnesses: a group (ecc.cli.group_run)
     params["task"] = params.pop("tasks")[0]
     return params
 

@@ -140,6 +140,7 @@ GUARDS: tuple[Guard, ...] = (
     Guard(("executors", "*"), "executor settings name brokers, hosts and credentials"),
     Guard(("worktree_root",), "moves worktrees, and the agents' writes, to a path it names"),
     Guard(("worktree", "setup"), RUNS + " in every new worktree", _is_empty),
+    Guard(("orchestration_templates", "*"), RUNS + " (steps' tasks, the check command)"),
     Guard(("sync", "hooks"), RUNS + " from every harness's hooks (ecc sync)", _is_empty),
     Guard(
         ("worktree", "copy_ignored"),

@@ -31,6 +31,7 @@ from ecc.contract.errors import ConfigError
 from ecc.runtime import paths
 from ecc.runtime.config import guarded, trust
 from ecc.runtime.config import overrides as cli_overrides
+from ecc.runtime.config.orchestration import OrchestrationTemplate
 from ecc.runtime.config.sections import (
     AgentProfile,
     BudgetThresholds,
@@ -57,6 +58,7 @@ class Config(_Strict):
     default_profile: str | None = None
     harness_runners: dict[str, HarnessRunner] = Field(default_factory=dict)
     agent_profiles: dict[str, AgentProfile] = Field(default_factory=dict)
+    orchestration_templates: dict[str, OrchestrationTemplate] = Field(default_factory=dict)
 
     auto_create_worktrees: bool = True
     worktree_root: str | None = None
