@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from ecc.contract.errors import EccError
 from ecc.store.conversation import Conversation
+from ecc.store.mail import Mail
 from ecc.store.models import (
     ACTIVE,
     TERMINAL,
@@ -70,7 +71,7 @@ class DaemonLock:
         raise NotImplementedError
 
 
-class Store(Records, Conversation, Schedules):
+class Store(Records, Conversation, Schedules, Mail):
     """One connection to the session database. Not shared between threads."""
 
     dialect: str
@@ -339,6 +340,7 @@ class Store(Records, Conversation, Schedules):
             self._exec(
                 "UPDATE notifications SET session_id = NULL WHERE session_id = ?", (session_id,)
             )
+            self._exec("DELETE FROM mail WHERE recipient_id = ?", (session_id,))
             self._exec("DELETE FROM sessions WHERE id = ?", (session_id,))
 
     # -- runner and slot claims ------------------------------------------------------------

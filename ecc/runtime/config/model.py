@@ -34,6 +34,7 @@ from ecc.runtime.config import overrides as cli_overrides
 from ecc.runtime.config.sections import (
     AgentProfile,
     BudgetThresholds,
+    DelegationSettings,
     HarnessRunner,
     MemorySettings,
     NotificationSettings,
@@ -99,6 +100,7 @@ class Config(_Strict):
     worktree: WorktreeSettings = Field(default_factory=WorktreeSettings)
     sync: SyncSettings = Field(default_factory=SyncSettings)
     web: WebSettings = Field(default_factory=WebSettings)
+    delegation: DelegationSettings = Field(default_factory=DelegationSettings)
 
     @field_validator("worktree_branch_prefix")
     @classmethod
