@@ -48,7 +48,10 @@ def sessions(store: Store, config: Config, filters: Filters) -> dict[str, Any]:
     refresh_liveness(store, None, config)  # a dead runner's session shows failed, not running
     every = store.list_sessions(None, limit=LISTED)
     held = Counter(a["session_id"] for a in approvals.pending(store))
-    rows = [row(s, held.get(s.id, 0)) for s in every if filters.keep(s)]
+    from ecc.sessions.delegation import tree_order
+
+    kept = [s for s in every if filters.keep(s)]
+    rows = [{**row(s, held.get(s.id, 0)), "depth": level} for s, level in tree_order(kept)]
     return {
         "rows": rows,
         "filters": filters,
@@ -75,6 +78,7 @@ def row(session: Session, pending: int) -> dict[str, Any]:
         "cost": session.cost_usd,
         "pending": pending,
         "active": session.active,
+        "parent_id": session.parent_id,
     }
 
 
