@@ -166,6 +166,7 @@ def status_command(session_ref: str, as_json: bool) -> None:
     lines = store.count_output(session.id)
     approval = _pending_approval(store, session)
     conversation = store.list_messages(session.id)
+    children = [f"{child.id} ({child.display_state})" for child in store.children(session.id)]
     if as_json:
         from ecc.observability import toolcalls as tool_calls
 
@@ -207,6 +208,8 @@ def status_command(session_ref: str, as_json: bool) -> None:
             else "-",
         ),
         ("PR", session.pr_url or "-"),
+        *([("Parent", session.parent_id)] if session.parent_id else []),
+        *([("Children", ", ".join(children))] if children else []),
         (
             "Runner",
             f"pid {session.runner_pid} on {session.runner_host}" if session.runner_pid else "-",

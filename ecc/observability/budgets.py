@@ -135,8 +135,9 @@ def for_session(session: Any, config: Any, usage: Any = None) -> dict[str, Any]:
 
 
 def family(store: Store, session: Any) -> dict[str, Any]:
-    """The usage a session's budget covers: its own and its children's (theirs, and so on)."""
-    return store.family_usage(_field(session, "id"))
+    """The usage a session's budget covers: its own and its children's (theirs, and so on);
+    ``session`` is a session (row) or its id."""
+    return store.family_usage(session if isinstance(session, str) else _field(session, "id"))
 
 
 def report(store: Store, config: Any, active_only: bool = False) -> dict[str, Any]:

@@ -79,6 +79,7 @@ def row(session: Session, pending: int) -> dict[str, Any]:
         "pending": pending,
         "active": session.active,
         "parent_id": session.parent_id,
+        "depth": 0,  # below a listed parent: set by the sessions page's tree order
     }
 
 

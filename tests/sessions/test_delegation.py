@@ -121,6 +121,9 @@ def test_an_agent_starts_a_child_and_reads_its_final_answer(
         (parent, 0, None),
         (child.id, 1, parent),
     ]
+    shown = run_ecc("status", parent).stdout
+    assert f"Children:    {child.id} (completed)" in shown
+    assert f"Parent:      {parent}" in run_ecc("status", child.id).stdout
     text = run_ecc("sessions", "--all", "--tree").stdout.splitlines()
     assert text[1].startswith(parent) and text[2].startswith(child.id)
     assert "└─ summarise the parser" in text[2]
