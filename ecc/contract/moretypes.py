@@ -58,8 +58,9 @@ class SessionMcpServer:
 
     An adapter whose harness declares the ``session_mcp`` capability registers it *for this
     process only* (a flag, a ``--config`` override, a file under :attr:`directory`), under
-    :attr:`name`, starting :attr:`argv` with exactly :attr:`env` added to what the harness
-    gives its MCP servers: these variables bind the server to its session.
+    :attr:`name`, starting :attr:`argv` with :attr:`env` added to what the harness gives its
+    MCP servers: these variables bind the server to its session. The runner sets them in the
+    harness's own environment too, so an adapter may pass them through by name.
     """
 
     name: str  # the server's name in the harness (tools appear as mcp__NAME__TOOL in Claude)

@@ -182,6 +182,8 @@ class Runner:
             ECC_PROJECT_DIR=str(launch.project_dir),
         )
         env.update(session_env(session, enforcement))
+        for server in launch.mcp_servers:  # adapters may pass these through by name
+            env.update(server.env)
         for extra in hook.ecc_session_env(harness=session.harness, launch=launch):
             if extra:
                 env.update({str(k): str(v) for k, v in extra.items()})

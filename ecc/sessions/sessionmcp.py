@@ -6,7 +6,8 @@ bound to this session by ``ECC_SESSION_ID`` (and to the policy of the directory 
 run`` was invoked, as the session's hook is), which the adapter registers for that process
 only. Through it the agent starts children, reads their results and its messages
 (:mod:`ecc.mcp.sessions`). The variables ecc reads (``ECC_*``, ``XDG_*``) are passed on
-explicitly: a harness may start its MCP servers with a filtered environment.
+explicitly (and set in the harness's environment too): a harness may start its MCP servers
+with a filtered environment.
 """
 
 from __future__ import annotations

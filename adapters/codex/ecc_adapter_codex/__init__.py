@@ -17,7 +17,8 @@ session-flags layer, and that hook's trust (``hooks.state``, keyed and hashed as
 codex runs it without ``/hooks`` review or ``--dangerously-bypass-hook-trust``, and no other hook
 gains trust. ``CODEX_HOME`` stays the user's, so auth, config and ``exec resume`` are unchanged.
 The session's MCP servers (``launch.mcp_servers``) go in the same way, as ``mcp_servers.NAME``
-overrides with the variables that bind them (codex filters what its MCP servers inherit).
+overrides passing the variables that bind them by name (codex filters what its MCP servers
+inherit).
 """
 
 from __future__ import annotations

@@ -72,15 +72,20 @@ def config_overrides(enforcement: SessionEnforcement) -> list[str]:
 
 
 def mcp_overrides(servers: tuple[SessionMcpServer, ...]) -> list[str]:
-    """``KEY=VALUE`` overrides registering the session's MCP servers (``mcp_servers.NAME``)."""
+    """``KEY=VALUE`` overrides registering the session's MCP servers (``mcp_servers.NAME``).
+
+    Codex starts an MCP server with a filtered environment; the variables binding ours are
+    passed through by name (``env_vars``: the runner set them in codex's own environment), so
+    their values (a store URL, say) never appear on a command line.
+    """
     overrides = []
     for server in servers:
         key = f"mcp_servers.{server.name}"  # -c splits the key on dots: a bare name
         args = ", ".join(toml_string(arg) for arg in server.argv[1:])
-        env = ", ".join(f"{toml_string(k)} = {toml_string(v)}" for k, v in server.env.items())
+        names = ", ".join(toml_string(name) for name in server.env)
         overrides += [
             f"{key}.command={toml_string(server.argv[0])}",
             f"{key}.args=[{args}]",
-            f"{key}.env={{{env}}}",
+            f"{key}.env_vars=[{names}]",
         ]
     return overrides

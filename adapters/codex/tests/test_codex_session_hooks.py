@@ -156,8 +156,9 @@ def test_the_sessions_mcp_server_goes_in_as_config_overrides(tmp_path: Path, res
         "ecc-sessions": {
             "command": "/opt/ecc/bin/ecc-sessions-mcp",
             "args": ["-v"],
-            "env": {"ECC_SESSION_ID": "0123456789ab", "ECC_STATE_DIR": '/tmp/st "q"'},
+            "env_vars": ["ECC_SESSION_ID", "ECC_STATE_DIR"],  # passed by name, not value
         }
     }
+    assert not any("0123456789ab" in arg for arg in argv)
     assert "PreToolUse" in table["hooks"]  # beside the session's hook, not instead of it
     assert "mcp_servers" not in overrides(codex.ecc_build_command("codex", launch(tmp_path, None)))
