@@ -256,7 +256,7 @@ def main() -> None:
     )
     wire_in, wire_out = claim_stdio()
     try:
-        anyio.run(serve, server, TOOLS, wire_in, wire_out)
+        anyio.run(serve, server, TOOLS, wire_in, wire_out, "Unknown or missing sessions tool.")
     except KeyboardInterrupt:
         pass
 

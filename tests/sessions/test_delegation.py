@@ -178,12 +178,16 @@ def test_a_session_acts_only_as_itself(git_repo: Path, store: Store) -> None:
                 "session_start", {"task": "true", "harness": "shell", "parent": other}
             )
         answers["spoof"] = str(spoof.value)
+        with pytest.raises(MCPError) as unknown:
+            await client.call_tool("memory_save", {"title": "t", "body": "b"})
+        answers["unknown"] = str(unknown.value)
 
     _client(_server(parent, git_repo), body)
     line = f"Error: session '{other}' is not a child of session {parent}"
     assert answers["session_status"] == (True, line)
     assert answers["session_wait"] == (True, line)
     assert answers["spoof"] == "Invalid arguments for session_start: / additionalProperties."
+    assert answers["unknown"] == "Unknown or missing sessions tool."
     assert store.children(other) == [] and store.children(parent) == []
 
     for env_id in (None, "0123456789ab"):
@@ -268,3 +272,21 @@ def test_a_project_may_lower_the_limits_but_not_raise_them(git_repo: Path, value
     shown = run_ecc("config", "get", "delegation.max_depth", "--json", cwd=git_repo)
     assert shown.returncode == 0, shown.stderr
     assert json.loads(shown.stdout) == min(value, 2)  # the default is 2
+
+
+def test_a_managed_session_gets_the_sessions_server_unless_delegation_is_off(
+    git_repo: Path, tmp_path: Path, store: Store
+) -> None:
+    agent = FakeAgent(tmp_path)
+    first = run_ecc("run", "--harness", "claude", "--json", "one", cwd=git_repo, env=agent.env)
+    assert first.returncode == 0, first.stderr
+    session = json.loads(first.stdout)["id"]
+    [flag] = [a for a in agent.calls()[0]["argv"] if a.startswith("--mcp-config=")]
+    assert flag.endswith(f"/sessions/{session}/hooks/claude-mcp.json")
+    reasons = [e["reason"] for e in store.list_events(session) if e["kind"] == "mcp"]
+    assert reasons == ["MCP servers registered: ecc-sessions"]
+
+    write_config(Path(os.environ["HOME"]), delegation={"enabled": False})
+    second = run_ecc("run", "--harness", "claude", "two", cwd=git_repo, env=agent.env)
+    assert second.returncode == 0, second.stderr
+    assert not any(a.startswith("--mcp-config") for a in agent.calls()[1]["argv"])
