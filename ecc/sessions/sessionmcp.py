@@ -58,9 +58,13 @@ def server_env(session: Session, environ: Any = None) -> dict[str, str]:
 
 
 def for_session(session: Session, info: HarnessInfo, config: Any) -> tuple[SessionMcpServer, ...]:
-    """The servers to register in ``session``'s harness: none when delegation is off or the
-    adapter cannot register them."""
+    """The servers to register in ``session``'s harness: none when delegation is off, the
+    adapter cannot register them, or the ``mcp`` extra is not installed."""
     if not config.delegation.enabled or CAPABILITY not in info.capabilities:
+        return ()
+    import importlib.util
+
+    if importlib.util.find_spec("mcp") is None:  # without the mcp extra the server cannot run
         return ()
     from ecc.contract.types import SessionMcpServer
     from ecc.sessions.enforcement import session_directory
