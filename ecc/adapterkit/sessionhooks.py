@@ -1,4 +1,5 @@
-"""Applying ecc's hook to one managed session's harness process (``LaunchContext.enforcement``).
+"""Applying ecc's hook (``LaunchContext.enforcement``) and MCP servers (``mcp_servers``) to one
+managed session's harness process.
 
 An adapter declaring the ``session_hooks`` capability adds the hook the session hands it
 (:class:`ecc.contract.types.SessionEnforcement`) to the harness for that process only: a flag, an
@@ -17,7 +18,7 @@ TYPE_CHECKING = False  # without importing typing
 if TYPE_CHECKING:
     from typing import Any
 
-    from ecc.contract.types import SessionEnforcement
+    from ecc.contract.types import SessionEnforcement, SessionMcpServer
 
 
 def hooks_table(
@@ -37,7 +38,26 @@ def hooks_table(
 def write_settings(enforcement: SessionEnforcement, name: str, data: Any) -> Path:
     """Write ``data`` as the JSON file ``name`` in the session's private directory (0600, whole
     or not at all) and return its path, for a harness that reads its hooks from a file."""
-    path = Path(enforcement.directory) / name
+    return write_private(Path(enforcement.directory), name, data)
+
+
+def mcp_servers_table(servers: tuple[SessionMcpServer, ...]) -> dict[str, dict[str, Any]]:
+    """``{name: entry}``: the session's MCP servers as a Claude-style ``mcpServers`` table."""
+    return {
+        server.name: {
+            "type": "stdio",
+            "command": server.argv[0],
+            "args": list(server.argv[1:]),
+            "env": dict(server.env),
+        }
+        for server in servers
+    }
+
+
+def write_private(directory: Path, name: str, data: Any) -> Path:
+    """Write ``data`` as the JSON file ``name`` in a session's private ``directory`` (0600,
+    whole or not at all) and return its path."""
+    path = Path(directory) / name
     temporary = path.with_name(f".{name}.{os.getpid()}.tmp")
     fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "w", encoding="utf-8") as handle:

@@ -39,6 +39,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "resume": ("ecc.cli.sessions_cmd", "resume_command", "Resume a stopped or failed session."),
     "send": ("ecc.cli.send_cmd", "send_command", "Give a session's agent its next instruction."),
     "rm": ("ecc.cli.sessions_cmd", "rm_command", "Forget a finished session."),
+    "messages": ("ecc.cli.messages_cmd", "messages_group", "Leave and read sessions' messages."),
     "worktree": (
         "ecc.cli.worktree_cmd",
         "worktree_group",

@@ -38,13 +38,21 @@ def _age(text: str | None) -> str:
     metavar="DIR",
     help="Only sessions of the git repository containing DIR (e.g. --repo .).",
 )
+@click.option(
+    "--tree", is_flag=True, help="Show each session's children under it (sessions it started)."
+)
 @json_option
 @remote_option
 def sessions_command(
-    show_all: bool, states: tuple[str, ...], repo: str | None, as_json: bool, remote: str | None
+    show_all: bool,
+    states: tuple[str, ...],
+    repo: str | None,
+    tree: bool,
+    as_json: bool,
+    remote: str | None,
 ) -> None:
     """List sessions, newest first (active ones unless --all or --state; --state waiting:
-    those with a tool call waiting for your decision)."""
+    those with a tool call waiting for your decision; --tree: children under their parent)."""
     if remote and repo:
         raise click.UsageError("--repo applies to this machine's sessions, not --remote")
     if remote:
@@ -52,7 +60,7 @@ def sessions_command(
 
         wanted_states = [s.strip().lower() for s in states]
         listed = Client.for_remote(remote).list_sessions(wanted_states or None, show_all)
-        _print_sessions(listed, as_json, show_all or bool(states))
+        _print_sessions(listed, as_json, show_all or bool(states), tree)
         return
     from ecc.store.models import ACTIVE, State, select_waiting, state_selection
 
@@ -77,13 +85,24 @@ def sessions_command(
     if repo is not None:
         root = _repository_of(repo)
         rows = [s for s in rows if _session_repository(s) == root]
-    _print_sessions([s.as_dict() for s in rows], as_json, show_all or bool(states))
+    _print_sessions([s.as_dict() for s in rows], as_json, show_all or bool(states), tree)
 
 
-def _print_sessions(rows: list[dict[str, Any]], as_json: bool, any_state: bool) -> None:
+def _print_sessions(
+    rows: list[dict[str, Any]], as_json: bool, any_state: bool, tree: bool = False
+) -> None:
     """The listing of local and remote sessions alike (rows as ``ecc status --json`` shapes a
-    session): JSON, or a table under a header."""
+    session): JSON, or a table under a header. ``tree``: each parent followed by its children,
+    indented (``depth`` in JSON)."""
+    depths = [0] * len(rows)
+    if tree:
+        from ecc.sessions.delegation import tree_order
+
+        ordered = tree_order(rows)
+        rows, depths = [row for row, _ in ordered], [level for _, level in ordered]
     if as_json:
+        if tree:
+            rows = [{**row, "depth": level} for row, level in zip(rows, depths, strict=True)]
         emit_json(rows)
         return
     if not rows:
@@ -92,8 +111,10 @@ def _print_sessions(rows: list[dict[str, Any]], as_json: bool, any_state: bool) 
     repositories = [_repository_name(s) for s in rows]
     width = min(max(len("REPOSITORY"), *(len(name) for name in repositories)), 24)
     say(f"{'ID':<12}  {'STATE':<9} {'HARNESS':<8} {'AGE':>9}  {'REPOSITORY':<{width}}  TASK")
-    for s, repository in zip(rows, repositories, strict=True):
+    for s, repository, level in zip(rows, repositories, depths, strict=True):
         label = f"{s['name']}: " if s.get("name") else ""
+        if level:
+            label = "  " * (level - 1) + "└─ " + label
         task = (str(s.get("task") or "").splitlines() or [""])[0][:60]
         state = s.get("display_state") or s["state"]  # an older server sends state alone
         if s.get("open_conflict"):
@@ -153,6 +174,7 @@ def status_command(session_ref: str, as_json: bool) -> None:
     approval = _pending_approval(store, session)
     conversation = store.list_messages(session.id)
     conflicts = store.list_conflicts(open_only=True, session_id=session.id)
+    children = [f"{child.id} ({child.display_state})" for child in store.children(session.id)]
     if as_json:
         from ecc.observability import toolcalls as tool_calls
 
@@ -196,6 +218,8 @@ def status_command(session_ref: str, as_json: bool) -> None:
             else "-",
         ),
         ("PR", session.pr_url or "-"),
+        *([("Parent", session.parent_id)] if session.parent_id else []),
+        *([("Children", ", ".join(children))] if children else []),
         (
             "Runner",
             f"pid {session.runner_pid} on {session.runner_host}" if session.runner_pid else "-",

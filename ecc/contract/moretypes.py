@@ -27,6 +27,7 @@ class HarnessInfo:
     aliases: tuple[str, ...] = ()
     # Surfaces for the compliance matrix: direct, structured_output, resume, hooks, enforcement,
     # session_hooks (the adapter applies ``LaunchContext.enforcement`` to the harness process),
+    # session_mcp (it registers ``LaunchContext.mcp_servers`` for the harness process),
     # mcp, skills, and the profile fields the adapter maps to real flags.
     capabilities: frozenset[str] = frozenset()
     profile_fields: frozenset[str] = frozenset()
@@ -51,6 +52,23 @@ class SessionEnforcement:
     env: dict[str, str] = field(default_factory=dict)
 
 
+@dataclass(frozen=True)
+class SessionMcpServer:
+    """An MCP server ecc runs beside one managed session's harness (the sessions server).
+
+    An adapter whose harness declares the ``session_mcp`` capability registers it *for this
+    process only* (a flag, a ``--config`` override, a file under :attr:`directory`), under
+    :attr:`name`, starting :attr:`argv` with :attr:`env` added to what the harness gives its
+    MCP servers: these variables bind the server to its session. The runner sets them in the
+    harness's own environment too, so an adapter may pass them through by name.
+    """
+
+    name: str  # the server's name in the harness (tools appear as mcp__NAME__TOOL in Claude)
+    argv: tuple[str, ...]  # absolute program first
+    env: dict[str, str] = field(default_factory=dict)
+    directory: Path | None = None  # private to this session: for config files the harness reads
+
+
 @dataclass
 class LaunchContext:
     """Everything an adapter needs to build a command for one session."""
@@ -65,6 +83,8 @@ class LaunchContext:
     extra: dict[str, Any] = field(default_factory=dict)
     # Set when the session's harness declares ``session_hooks``: apply it (see the class).
     enforcement: SessionEnforcement | None = None
+    # Set when the session's harness declares ``session_mcp``: register each (see the class).
+    mcp_servers: tuple[SessionMcpServer, ...] = ()
 
     def __post_init__(self) -> None:
         if not self.session_name:

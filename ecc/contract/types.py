@@ -38,6 +38,7 @@ if TYPE_CHECKING:  # for type checkers only: defining a Protocol costs every hot
         PullRequest,
         PullRequestProposal,
         SessionEnforcement,
+        SessionMcpServer,
         SurfaceFile,
         SurfacePlan,
         SyncCommand,
@@ -153,6 +154,7 @@ DEFERRED = frozenset(
     {
         "HarnessInfo",
         "SessionEnforcement",
+        "SessionMcpServer",
         "LaunchContext",
         "ProfileTranslation",
         "OutputEvent",
@@ -187,6 +189,7 @@ __all__ = [  # the public names, defined here or in ecc.contract.moretypes
     "PullRequestProposal",
     "RiskContribution",
     "SessionEnforcement",
+    "SessionMcpServer",
     "SurfaceFile",
     "SurfacePlan",
     "SyncCommand",

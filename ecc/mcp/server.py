@@ -302,8 +302,17 @@ def server_version() -> str:
     return __version__
 
 
-def build_server(tools: MemoryTools) -> Any:
-    """An SDK low-level ``Server`` that offers only tools (the vault's own, exact schemas)."""
+def build_server(
+    tools: Any,
+    table: dict[str, dict[str, Any]] = TOOLS,
+    name: str = SERVER_NAME,
+    instructions: str = INSTRUCTIONS,
+    failure: str = "Memory tool failed.",
+    renderer: Any = None,
+) -> Any:
+    """An SDK low-level ``Server`` that offers only the tools of ``table`` (exact schemas),
+    each call answered by ``tools.call(name, arguments) -> (payload, is_error)``: the vault's
+    by default, the sessions server's (:mod:`ecc.mcp.sessions`) with its own table."""
     from ecc.mcp import sdk
 
     sdk.prepare()  # before the first SDK import: skip the package's client re-exports
@@ -316,7 +325,7 @@ def build_server(tools: MemoryTools) -> Any:
     listed = ListToolsResult(
         tools=[
             MCPTool(
-                name=name,
+                name=tool_name,
                 description=tool["description"],
                 input_schema=tool["inputSchema"],
                 annotations=ToolAnnotations(
@@ -326,7 +335,7 @@ def build_server(tools: MemoryTools) -> Any:
                     open_world_hint=False,
                 ),
             )
-            for name, tool in TOOLS.items()
+            for tool_name, tool in table.items()
         ]
     )
 
@@ -338,11 +347,11 @@ def build_server(tools: MemoryTools) -> Any:
             payload, is_error = await anyio.to_thread.run_sync(
                 tools.call, params.name, params.arguments
             )
-            text = render(payload)
+            text = (renderer or render)(payload)
         except ToolCallError as exc:
             raise MCPError(exc.code, exc.message) from None
         except Exception:
-            raise MCPError(-32603, "Memory tool failed.") from None
+            raise MCPError(-32603, failure) from None
         return CallToolResult(
             content=[TextContent(type="text", text=text)],
             structured_content=payload,
@@ -350,9 +359,9 @@ def build_server(tools: MemoryTools) -> Any:
         )
 
     return Server(
-        SERVER_NAME,
+        name,
         version=server_version(),
-        instructions=INSTRUCTIONS,
+        instructions=instructions,
         on_list_tools=list_tools,
         on_call_tool=call_tool,
     )

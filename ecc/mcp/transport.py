@@ -133,8 +133,9 @@ class Gate:
     (normalized) to forward to the SDK, or neither (an ignored notification).
     """
 
-    def __init__(self, tool_names: Any) -> None:
+    def __init__(self, tool_names: Any, unknown: str = "Unknown or missing memory tool.") -> None:
         self.tools = frozenset(tool_names)
+        self.unknown = unknown  # the refusal of a tool the server does not offer
         self.requested = False  # an initialize was accepted or is pending
         self.initialized = False
         self._init_id: Any = None
@@ -211,7 +212,7 @@ class Gate:
             or ("_meta" in params and not isinstance(params["_meta"], dict))
             or not set(params) <= TOOL_CALL_KEYS
         ):
-            return error(id_, -32602, "Unknown or missing memory tool."), None
+            return error(id_, -32602, self.unknown), None
         if "arguments" in params and not isinstance(params["arguments"], dict):
             return error(id_, -32602, f"Invalid arguments for {name}."), None
         return None, message
@@ -248,13 +249,17 @@ def _write_all(fd: int, data: bytes) -> None:
         view = view[os.write(fd, view) :]
 
 
-async def serve(server: Any, tool_names: Any, wire_in: int, wire_out: int) -> None:
-    """Run the SDK ``server`` (a low-level ``Server``) behind the gate until stdin ends."""
+async def serve(
+    server: Any, tool_names: Any, wire_in: int, wire_out: int, unknown: str | None = None
+) -> None:
+    """Run the SDK ``server`` (a low-level ``Server``) behind the gate until stdin ends;
+    ``unknown`` is how it refuses a tool it does not offer (the memory server's words by
+    default)."""
     import anyio
     import mcp_types as types
     from mcp.shared.message import SessionMessage
 
-    gate = Gate(tool_names)
+    gate = Gate(tool_names) if unknown is None else Gate(tool_names, unknown)
     to_sdk_send, to_sdk_recv = anyio.create_memory_object_stream[Any](0)
     from_sdk_send, from_sdk_recv = anyio.create_memory_object_stream[Any](0)
     out_send, out_recv = anyio.create_memory_object_stream[dict[str, Any]](16)

@@ -114,11 +114,14 @@ def overall(store: Store, config: Any) -> dict[str, Any]:
     }
 
 
-def for_session(session: Any, config: Any) -> dict[str, Any]:
+def for_session(session: Any, config: Any, usage: Any = None) -> dict[str, Any]:
+    """A session's meters; ``usage`` (its family's, :func:`family`) is what counts against its
+    limits when given, else its own usage."""
     thresholds = config.budget_alert_thresholds
+    counted = session if usage is None else usage
     token_limit, cost_limit = session_limits(session, config)
-    tokens = meter(_tokens(session), token_limit, thresholds)
-    cost = meter(float(_field(session, "cost_usd", 0.0) or 0.0), cost_limit, thresholds)
+    tokens = meter(_tokens(counted), token_limit, thresholds)
+    cost = meter(float(_field(counted, "cost_usd", 0.0) or 0.0), cost_limit, thresholds)
     level = max(tokens.level, cost.level)
     state = _field(session, "state")
     return {
@@ -131,12 +134,18 @@ def for_session(session: Any, config: Any) -> dict[str, Any]:
     }
 
 
+def family(store: Store, session: Any) -> dict[str, Any]:
+    """The usage a session's budget covers: its own and its children's (theirs, and so on);
+    ``session`` is a session (row) or its id."""
+    return store.family_usage(session if isinstance(session, str) else _field(session, "id"))
+
+
 def report(store: Store, config: Any, active_only: bool = False) -> dict[str, Any]:
     """Use against budgets, overall and per session (read only: no alerts, no stops)."""
     from ecc.store.models import ACTIVE
 
     sessions = store.list_sessions(states=ACTIVE if active_only else None)
-    rows = [for_session(s, config) for s in sessions]
+    rows = [for_session(s, config, family(store, s)) for s in sessions]
     return {"overall": overall(store, config), "sessions": rows, "action": config.budget_action}
 
 
@@ -224,7 +233,8 @@ def refuse_start(
         return
     found = overruns(overall(store, config), "overall", _OVERALL_KEYS)
     if session is not None:
-        found += overruns(for_session(session, config), "session", _session_keys(session))
+        mine = for_session(session, config, family(store, session))
+        found += overruns(mine, "session", _session_keys(session))
     if found:
         raise OverBudget(found[0], what)
 
@@ -329,14 +339,14 @@ def check(store: Store, config: Any = None, session_id: str | None = None) -> li
             _alert(scope, None, config, done)
     else:
         _raise_level(store, "overall", max(scope["level"], 1))
-    if session_id is not None:
+    if session_id is not None:  # the session, and the ancestors whose budgets cover it
         one = store.get_session(session_id)
-        sessions = [one] if one is not None else []
+        sessions = _lineage(store, one) if one is not None else []
     else:
         sessions = store.list_sessions(states=ACTIVE)
     over_sessions: list[tuple[Any, Overrun]] = []
     for session in sessions:
-        mine = for_session(session, config)
+        mine = for_session(session, config, family(store, session))
         key = f"session:{session.id}"
         if mine["level"] >= 2:
             before = _raise_level(store, key, mine["level"])
@@ -352,11 +362,37 @@ def check(store: Store, config: Any = None, session_id: str | None = None) -> li
         targets = list(over_sessions)
         if everyone:
             targets = [(s, everyone[0]) for s in store.list_sessions(states=ACTIVE)]
-        for session, why in targets:
-            if session.state in ACTIVE and not session.stop_requested:
-                _stop(store, session.id, why, config)
-                done.append({"id": session.id, "action": "stop requested (budget exceeded)"})
+        for over, why in targets:
+            for session in _with_descendants(store, over):  # a budget covers the children
+                if session.state in ACTIVE and not session.stop_requested:
+                    _stop(store, session.id, why, config)
+                    done.append({"id": session.id, "action": "stop requested (budget exceeded)"})
     return done
+
+
+def _lineage(store: Store, session: Any) -> list[Any]:
+    """The session, then its parent, its parent's parent, ... (a loop ends the walk)."""
+    found = [session]
+    seen = {session.id}
+    while found[-1].parent_id and found[-1].parent_id not in seen and len(found) < 64:
+        parent = store.get_session(found[-1].parent_id)
+        if parent is None:
+            break
+        found.append(parent)
+        seen.add(parent.id)
+    return found
+
+
+def _with_descendants(store: Store, session: Any) -> list[Any]:
+    """The session and every session below it, parents before children."""
+    found, seen, index = [session], {session.id}, 0
+    while index < len(found) and len(found) < 10000:
+        for child in store.children(found[index].id):
+            if child.id not in seen:
+                seen.add(child.id)
+                found.append(child)
+        index += 1
+    return found
 
 
 def _stop(store: Store, session_id: str, why: Overrun, config: Any) -> None:

@@ -122,6 +122,9 @@ class SessionOut(BaseModel):
     worktree_branch: str | None
     base_branch: str | None
     pr_url: str | None = Field(description="The pull request `ecc pr` opened, if any.")
+    parent_id: str | None = Field(
+        default=None, description="The session that started this one (delegation), if any."
+    )
     enforced: bool | None = Field(
         description="The harness ran under ecc's own hook with risk.enforce on (null: not yet)."
     )
@@ -155,6 +158,7 @@ class SessionOut(BaseModel):
             worktree_branch=session.worktree_branch,
             base_branch=session.base_branch,
             pr_url=session.pr_url,
+            parent_id=session.parent_id,
             enforced=session.enforced,
             exit_code=session.exit_code,
             exit_signal=session.exit_signal,

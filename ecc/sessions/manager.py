@@ -70,6 +70,7 @@ class Request:
     name: str = ""
     cwd: Path | None = None
     executor: str | None = None
+    parent: str | None = None  # the session that starts this one (ecc.sessions.delegation)
 
 
 def create(store: Store, request: Request, config: Config) -> Session:
@@ -108,6 +109,8 @@ def create(store: Store, request: Request, config: Config) -> Session:
         "working_dir": str(cwd),
         "use_worktree": int(use_worktree),
     }
+    if request.parent:
+        fields["parent_id"] = request.parent
     executor = get_executor(fields["executor"], config)  # refuse an unknown one before writing
     if use_worktree:
         from ecc.sessions import worktrees

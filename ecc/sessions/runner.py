@@ -42,7 +42,7 @@ from ecc.store.open import open_store
 if TYPE_CHECKING:
     from concurrent.futures import Future
 
-    from ecc.contract.types import SessionEnforcement
+    from ecc.contract.types import SessionEnforcement, SessionMcpServer
     from ecc.sessions.parsing import OutputParser
 
 log = logging.getLogger("ecc.runner")
@@ -150,6 +150,7 @@ class Runner:
             profile=profile,
             session_name=session.name or "",
             enforcement=enforcement,
+            mcp_servers=self._mcp_servers(session),
         )
         if profile is not None:
             translation = hook.ecc_translate_profile(
@@ -181,6 +182,8 @@ class Runner:
             ECC_PROJECT_DIR=str(launch.project_dir),
         )
         env.update(session_env(session, enforcement))
+        for server in launch.mcp_servers:  # adapters may pass these through by name
+            env.update(server.env)
         for extra in hook.ecc_session_env(harness=session.harness, launch=launch):
             if extra:
                 env.update({str(k): str(v) for k, v in extra.items()})
@@ -209,6 +212,17 @@ class Runner:
             what = "ecc's hook applied to the harness: tool calls scored, risk.enforce is off"
         self.store.add_event(session.id, "enforcement", what)
         return enforcement
+
+    def _mcp_servers(self, session: Session) -> tuple[SessionMcpServer, ...]:
+        """The sessions MCP server for this run's harness (delegation and messages), if any."""
+        from ecc.sessions import harnesses, sessionmcp
+
+        info = harnesses.resolve(session.harness, self.config)
+        servers = sessionmcp.for_session(session, info, self.config)
+        if servers:
+            names = ", ".join(server.name for server in servers)
+            self.store.add_event(session.id, "mcp", f"MCP servers registered: {names}")
+        return servers
 
     def _parser(self, session: Session) -> OutputParser | None:
         from ecc.sessions.parsing import OutputParser
@@ -430,6 +444,8 @@ class Runner:
             return 1
         self._advance_group(session, writer)
         final = writer.call(lambda db: db.get_session(session.id))
+        if final is not None and final.parent_id:
+            self._tell_parent(session.id)
         if final is not None and final.state in (State.COMPLETED, State.FAILED):
             event = "session_completed" if final.state == State.COMPLETED else "session_failed"
             self._notify(event, final, reason)
@@ -471,10 +487,21 @@ class Runner:
                 return
             self.store.transition(self.session_id, State.FAILED, reason, harness_pid=None)
             failed = self.store.get_session(self.session_id)
+            if failed is not None and failed.parent_id:
+                self._tell_parent(failed.id)
             if failed is not None:
                 self._notify("session_failed", failed, reason)
         except Exception:
             log.exception("could not record the failure")
+
+    def _tell_parent(self, session_id: str) -> None:
+        """A child ended: its answer and summary go to its parent's inbox (never fails it)."""
+        try:
+            from ecc.sessions.delegation import notify_parent
+
+            notify_parent(self.store, session_id)
+        except Exception as exc:
+            log.warning("could not tell the parent session: %s", exc)
 
     def _notify(self, event: str, session: Session, body: str) -> None:
         """Tell the notifiers; a notifier problem must never hurt the session."""

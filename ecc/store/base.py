@@ -23,6 +23,7 @@ from ecc.contract.errors import EccError
 from ecc.store.conflicts import Conflicts
 from ecc.store.conversation import Conversation
 from ecc.store.groups import Groups
+from ecc.store.mail import Mail
 from ecc.store.models import (
     ACTIVE,
     TERMINAL,
@@ -72,7 +73,7 @@ class DaemonLock:
         raise NotImplementedError
 
 
-class Store(Records, Conversation, Schedules, Conflicts, Groups):
+class Store(Records, Conversation, Schedules, Conflicts, Groups, Mail):
     """One connection to the session database. Not shared between threads."""
 
     dialect: str
@@ -341,6 +342,7 @@ class Store(Records, Conversation, Schedules, Conflicts, Groups):
             self._exec(
                 "UPDATE notifications SET session_id = NULL WHERE session_id = ?", (session_id,)
             )
+            self._exec("DELETE FROM mail WHERE recipient_id = ?", (session_id,))
             self._exec("DELETE FROM sessions WHERE id = ?", (session_id,))
 
     # -- runner and slot claims ------------------------------------------------------------

@@ -149,6 +149,7 @@ class Session:
     base_branch: str | None = None
     base_commit: str | None = None
     pr_url: str | None = None  # the pull request ``ecc pr`` opened for the session's branch
+    parent_id: str | None = None  # the session that started this one (ecc-sessions-mcp)
     # True: the harness ran under ecc's own hook with risk.enforce on; False: it did not
     # (unenforceable harness, or enforcement off); None: not started yet (or before issue 17).
     enforced: bool | None = None

@@ -270,6 +270,23 @@ MIGRATIONS: list[list[str]] = [
         """,
         "CREATE INDEX group_members_session ON group_members (session_id)",
     ],
+    [  # 13: delegation and messages (issue 20): a session's parent, and messages between sessions
+        "ALTER TABLE sessions ADD COLUMN parent_id TEXT",
+        "CREATE INDEX sessions_parent ON sessions (parent_id)",
+        """
+        CREATE TABLE mail (
+            id INTEGER PRIMARY KEY,
+            recipient_id TEXT NOT NULL,
+            sender_id TEXT,
+            kind TEXT NOT NULL,
+            text TEXT NOT NULL,
+            data TEXT,
+            read_at TEXT,
+            created_at TEXT NOT NULL
+        )
+        """,
+        "CREATE INDEX mail_recipient ON mail (recipient_id, id)",
+    ],
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 
@@ -314,5 +331,6 @@ SESSION_COLUMNS = frozenset(
         "ended_at",
         "heartbeat_at",
         "reason",
+        "parent_id",
     }
 )

@@ -307,7 +307,8 @@ class DashboardApp(SessionControls, App[None]):
 
     def _cells_for(self, session: Session, now: Any) -> dict[str, Text]:
         risk = self.watcher.risk.get(session.id)
-        return data.row_cells(session, risk, self.config, now, self.task_width)
+        depth = self.watcher.depths.get(session.id, 0)
+        return data.row_cells(session, risk, self.config, now, self.task_width, depth)
 
     def _update_row(self, table: DataTable, session: Session, now: Any) -> None:
         cells = self._cells_for(session, now)

@@ -173,9 +173,11 @@ def row_cells(
     config: Config,
     now: datetime,
     width: int = TASK_WIDTH,
+    depth: int = 0,
 ) -> dict[str, Text]:
     """The sessions-table cells of one session, keyed by column; tokens and cost are coloured
-    by the session's budget state (:func:`ecc.observability.budgets.for_session`)."""
+    by the session's budget state (:func:`ecc.observability.budgets.for_session`); a child
+    session's task is indented under its parent (``depth``)."""
     from ecc.observability import budgets
 
     token_limit, cost_limit = budgets.session_limits(session, config)
@@ -184,6 +186,8 @@ def row_cells(
     token_level = budgets.meter(tokens, token_limit, thresholds).level
     cost_level = budgets.meter(session.cost_usd, cost_limit, thresholds).level
     label = session.name and f"{session.name}: "
+    if depth:
+        label = "  " * (depth - 1) + "└─ " + label
     return {
         "id": Text(session.id),
         "state": Text(
@@ -255,6 +259,7 @@ class SessionWatcher:
         self.store = store
         self.sessions: dict[str, Session] = {}
         self.risk: dict[str, dict[str, Any]] = {}
+        self.depths: dict[str, int] = {}  # a child session's depth below its listed parent
         self.version: int | None = None
         self.watermark: str | None = None
         self.last_tool_id: int | None = None
@@ -323,10 +328,15 @@ class SessionWatcher:
         self.risk = summary
 
     def ordered(self, query: str = "") -> list[Session]:
-        """Sessions newest first, those matching ``query`` only."""
+        """Sessions newest first, those matching ``query`` only, each followed by the children
+        it started (their depths in :attr:`depths`)."""
+        from ecc.sessions.delegation import tree_order
+
         rows = [s for s in self.sessions.values() if not query or matches(s, query)]
         rows.sort(key=sort_key, reverse=True)
-        return rows
+        ordered = tree_order(rows)
+        self.depths = {session.id: level for session, level in ordered}
+        return [session for session, _ in ordered]
 
 
 class OutputFollower:

@@ -48,8 +48,15 @@ def sessions(store: Store, config: Config, filters: Filters) -> dict[str, Any]:
     refresh_liveness(store, None, config)  # a dead runner's session shows failed, not running
     every = store.list_sessions(None, limit=LISTED)
     held = Counter(a["session_id"] for a in approvals.pending(store))
+    from ecc.sessions.delegation import tree_order
+
     kept = [s for s in every if filters.keep(s)]
-    rows = grouped([row(s, held.get(s.id, 0)) for s in kept], kept, store.group_ids_of)
+    ordered = tree_order(kept)
+    rows = grouped(
+        [{**row(s, held.get(s.id, 0)), "depth": level} for s, level in ordered],
+        [s for s, _ in ordered],
+        store.group_ids_of,
+    )
     return {
         "rows": rows,
         "filters": filters,
@@ -78,6 +85,8 @@ def row(session: Session, pending: int) -> dict[str, Any]:
         "active": session.active,
         "conflict": session.open_conflict,
         "group": None,  # a group's row (views.grouped) names its group here
+        "parent_id": session.parent_id,
+        "depth": 0,  # below a listed parent: set by the sessions page's tree order
     }
 
 

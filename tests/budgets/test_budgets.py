@@ -194,3 +194,28 @@ def test_daemon_pass_runs_the_budget_step(store: Store) -> None:
     report = Daemon(store, config, interval=1.0).run_pass()
     assert report["budgets"] == [{"id": None, "action": "alert: over_budget"}]
     assert Daemon(store, config, interval=1.0).run_pass()["budgets"] == []  # once per level
+
+
+def test_a_parents_budget_covers_its_children(store: Store) -> None:
+    """Children's usage counts against the parent's limit; the runner's check of a child stops
+    the parent over it and every active session below it, not the unrelated one."""
+    config = Config(session_token_budget=100, budget_action="stop")
+    add_session(store, "parent")
+    add_session(store, "child", parent_id="parent")
+    add_session(store, "grandchild", parent_id="child")
+    add_session(store, "sibling-done", State.COMPLETED, parent_id="parent")
+    add_session(store, "stranger")
+    store.add_usage("parent", 30, 0)
+    store.add_usage("child", 30, 0)
+    store.add_usage("grandchild", 50, 0)  # each under 100 alone; the family is at 110
+    store.add_usage("stranger", 50, 0)
+    row = budgets.for_session(store.get_session("parent"), config, budgets.family(store, "parent"))
+    assert row["tokens"]["used"] == 110 and row["budget_state"] == "over_budget"
+    assert budgets.for_session(store.get_session("parent"), config)["tokens"]["used"] == 30
+
+    done = budgets.check(store, config, session_id="grandchild")
+    stopped = {entry["id"] for entry in done if entry["action"].startswith("stop")}
+    assert stopped == {"parent", "child", "grandchild"}
+    assert store.get_session("stranger").stop_requested is False
+    reasons = [e["reason"] for e in store.list_events("grandchild") if e["kind"] == "budget_stop"]
+    assert reasons == ["session token budget exceeded (110 of 100 tokens): stop requested"]

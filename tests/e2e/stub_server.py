@@ -9,7 +9,9 @@ It speaks just enough of each API the harness CLIs use (see ``spec/real-harnesse
 
 Every conversation goes the same way: while the request carries no tool result, the answer is
 one shell tool call (``StubServer.tool_command``: :data:`TOOL_COMMAND` unless a test sets it);
-once it does, the answer is :data:`FINAL_TEXT`. A
+once it does, the answer is :data:`FINAL_TEXT`. A test may script an Anthropic conversation
+instead (``StubServer.anthropic_script``: :class:`Step` s, e.g. MCP tool calls, answered one per
+tool result the request carries, then :data:`FINAL_TEXT`). A
 request without tools (OpenCode's title generation) gets :data:`TITLE_TEXT`. Every answer reports
 :data:`INPUT_TOKENS` and :data:`OUTPUT_TOKENS` as its usage. Each request is recorded (path,
 headers, JSON body) so a test can check what the CLI sent, e.g. that a resumed run carried the
@@ -25,6 +27,8 @@ import argparse
 import json
 import threading
 import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -59,11 +63,73 @@ def _sse(events: list[tuple[str | None, Any]]) -> bytes:
 # -- Anthropic Messages (Claude Code) ----------------------------------------------------------
 
 
-def anthropic(body: dict[str, Any], command: str = TOOL_COMMAND) -> tuple[str, bytes]:
+@dataclass
+class Step:
+    """One scripted answer of the model: a call of ``tool`` with ``input`` (a dict, or a function
+    of the request body giving one: e.g. an id read from an earlier tool result), or ``text``.
+
+    ``tool`` names a tool the request offers, exactly or as the suffix after ``__`` (Claude Code
+    offers an MCP server's tools as ``mcp__SERVER__TOOL``).
+    """
+
+    tool: str = ""
+    input: dict[str, Any] | Callable[[dict[str, Any]], dict[str, Any]] = field(default_factory=dict)
+    text: str = ""
+
+
+def tool_results(messages: Any) -> list[str]:
+    """The texts of the tool results in an Anthropic conversation, oldest first."""
+    found: list[str] = []
+    for message in messages if isinstance(messages, list) else []:
+        for block in message.get("content", []) if isinstance(message, dict) else []:
+            if isinstance(block, dict) and block.get("type") == "tool_result":
+                content = block.get("content")
+                if isinstance(content, list):
+                    content = "".join(
+                        part.get("text", "") for part in content if isinstance(part, dict)
+                    )
+                found.append(str(content or ""))
+    return found
+
+
+def _scripted(body: dict[str, Any], script: list[Step]) -> tuple[str, dict[str, Any] | str]:
+    """(tool name, input) or ("", text): the step as many tool results in as the body holds."""
+    step_index = len(tool_results(body.get("messages", [])))
+    if step_index >= len(script):
+        return "", FINAL_TEXT
+    step = script[step_index]
+    if not step.tool:
+        return "", step.text
+    offered = [t.get("name", "") for t in body.get("tools", []) if isinstance(t, dict)]
+    name = next((n for n in offered if n == step.tool or n.endswith("__" + step.tool)), None)
+    if name is None:
+        return "", f"STUB: the tool {step.tool} is not offered (offered: {', '.join(offered)})"
+    arguments = step.input(body) if callable(step.input) else step.input
+    return name, arguments
+
+
+def anthropic(
+    body: dict[str, Any], command: str = TOOL_COMMAND, script: list[Step] | None = None
+) -> tuple[str, bytes]:
     done = _contains(body.get("messages", []), lambda d: d.get("type") == "tool_result")
     msg_id = "msg_" + uuid.uuid4().hex[:20]
     usage = {"input_tokens": INPUT_TOKENS, "output_tokens": OUTPUT_TOKENS}
-    if done or not body.get("tools"):
+    scripted: tuple[str, dict[str, Any] | str] | None = None
+    if script and body.get("tools"):
+        scripted = _scripted(body, script)
+    if scripted is not None and scripted[0]:
+        tool_id = "toolu_" + uuid.uuid4().hex[:20]
+        block = {"type": "tool_use", "id": tool_id, "name": scripted[0], "input": {}}
+        delta = {"type": "input_json_delta", "partial_json": json.dumps(scripted[1])}
+        full = {**block, "input": scripted[1]}
+        stop = "tool_use"
+    elif scripted is not None:
+        text = str(scripted[1])
+        block = {"type": "text", "text": ""}
+        delta = {"type": "text_delta", "text": text}
+        full = {"type": "text", "text": text}
+        stop = "end_turn"
+    elif done or not body.get("tools"):
         text = FINAL_TEXT if done else TITLE_TEXT
         block = {"type": "text", "text": ""}
         delta = {"type": "text_delta", "text": text}
@@ -259,6 +325,9 @@ class StubServer(ThreadingHTTPServer):
         self.requests: list[dict[str, Any]] = []
         self.log_path = log_path
         self.tool_command = TOOL_COMMAND  # what the next conversations' tool call runs
+        # Anthropic conversations (Claude Code) answer these steps in order instead, one per
+        # tool result so far; then FINAL_TEXT. None: the default conversation.
+        self.anthropic_script: list[Step] | None = None
         self._lock = threading.Lock()
 
     @property
@@ -343,9 +412,13 @@ class _Handler(BaseHTTPRequestHandler):
         else:
             self._send(404, "application/json", b'{"error":{"message":"unknown endpoint"}}')
             return
-        content_type, payload = handler(
-            body if isinstance(body, dict) else {}, self.server.tool_command
-        )
+        request = body if isinstance(body, dict) else {}
+        if handler is anthropic:
+            content_type, payload = anthropic(
+                request, self.server.tool_command, self.server.anthropic_script
+            )
+        else:
+            content_type, payload = handler(request, self.server.tool_command)
         self._send(200, content_type, payload)
 
 

@@ -29,6 +29,7 @@ HOOK_TYPES = {  # every adapter's hook module imports the integration types too
 ALL_TYPES = HOOK_TYPES | {
     "HarnessInfo",
     "SessionEnforcement",
+    "SessionMcpServer",
     "LaunchContext",
     "ProfileTranslation",
     "OutputEvent",

@@ -111,6 +111,7 @@ def test_the_core_alone_is_small_and_names_each_missing_extra(core_only: Path, r
     for argv, extra in [
         (["ecc", "dashboard"], "tui"),
         (["ecc-memory-mcp"], "mcp"),
+        (["ecc-sessions-mcp"], "mcp"),
         (["ecc", "remote", "serve"], "remote"),
         (["ecc", "web"], "web"),
         (["ecc", "-c", "executor=celery", "run", "--harness", "shell", "true"], "celery"),

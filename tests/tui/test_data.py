@@ -175,3 +175,19 @@ def test_a_session_in_an_open_conflict_is_marked(store, sessions):
     after = store.get_session(paused.id)
     assert data.row_cells(after, None, get_config(), data.wall_clock())["state"].plain == "stopped"
     assert "Conflict:" not in panes.details_text(after).plain
+
+
+def test_children_follow_their_parent_indented(store, sessions):
+    parent = sessions.create("plan the release")
+    child = sessions.create("write the notes")
+    other = sessions.create("unrelated")
+    store.update_session(child.id, parent_id=parent.id)
+    watcher = data.SessionWatcher(store)
+    watcher.poll()
+    # newest first, but a child right after its parent, one level down
+    assert [s.id for s in watcher.ordered()] == [other.id, parent.id, child.id]
+    assert watcher.depths == {other.id: 0, parent.id: 0, child.id: 1}
+    current = store.get_session(child.id)
+    cells = data.row_cells(current, None, get_config(), data.wall_clock(), depth=1)
+    assert cells["task"].plain == "└─ write the notes"
+    assert [s.id for s in watcher.ordered("notes")] == [child.id]  # its parent filtered out

@@ -9,7 +9,9 @@ neither a task nor a profile value starting with ``-`` can be read as a flag. Re
 A managed session's hook (``launch.enforcement``) goes in through ``--settings=FILE``: a settings
 file in the session's private directory with ecc's ``PreToolUse`` hook and ``disableAllHooks``
 false. Command-line settings rank above the project's and the user's, so neither a repository's
-``.claude/settings.json`` nor the user's own can switch it off.
+``.claude/settings.json`` nor the user's own can switch it off. The session's MCP servers
+(``launch.mcp_servers``: ecc's sessions server) go in through ``--mcp-config=FILE``, a file in
+the same directory; their tools appear as ``mcp__ecc-sessions__TOOL``.
 """
 
 from __future__ import annotations
@@ -20,7 +22,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ecc.adapterkit import ProfileFlags, format_number, marked, opt, profile_flags
-from ecc.adapterkit.sessionhooks import hooks_table, write_settings
+from ecc.adapterkit.sessionhooks import (
+    hooks_table,
+    mcp_servers_table,
+    write_private,
+    write_settings,
+)
 from ecc.contract.hookspecs import hookimpl
 from ecc.contract.types import HarnessInfo, LaunchContext, OutputEvent, ProfileTranslation
 from ecc_adapter_claude.output import parse_line
@@ -61,6 +68,7 @@ def ecc_harnesses() -> HarnessInfo:
                 "hooks",
                 "enforcement",
                 "session_hooks",
+                "session_mcp",
                 "mcp",
                 "skills",
             }
@@ -104,8 +112,18 @@ def _argv(launch: LaunchContext, resume_id: str | None) -> list[str]:
             "hooks": hooks_table(launch.enforcement, "PreToolUse"),
         }
         argv.append(opt("--settings", write_settings(launch.enforcement, "claude.json", settings)))
+    argv += _mcp_config(launch)
     argv += profile_flags(NAME, launch.profile, ecc_translate_profile)
     return [*argv, "--", launch.task]
+
+
+def _mcp_config(launch: LaunchContext) -> list[str]:
+    """``--mcp-config=FILE`` registering the session's MCP servers (ecc's sessions server)."""
+    servers = launch.mcp_servers
+    if not servers or servers[0].directory is None:
+        return []
+    table = {"mcpServers": mcp_servers_table(servers)}
+    return [opt("--mcp-config", write_private(servers[0].directory, "claude-mcp.json", table))]
 
 
 @hookimpl
@@ -172,6 +190,8 @@ def ecc_session_env(harness: str, launch: LaunchContext) -> dict[str, str]:
     }
     if launch.profile is not None and launch.profile.model:
         env["CLAUDE_MODEL"] = launch.profile.model
+    if launch.mcp_servers:  # connect ecc's servers before the first turn: their tools are there
+        env["MCP_CONNECTION_NONBLOCKING"] = "0"
     return env
 
 

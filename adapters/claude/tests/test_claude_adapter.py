@@ -207,3 +207,32 @@ def test_registered_through_its_entry_point() -> None:
     assert argv[0] == "claude"
     infos = [i for r in plugin_set.hook.ecc_harnesses(config=Config()) for i in ([r] if r else [])]
     assert any(getattr(i, "name", None) == "claude" for i in infos)
+
+
+def test_the_sessions_mcp_server_goes_in_through_mcp_config(tmp_path: Path) -> None:
+    from ecc.contract.types import SessionMcpServer
+
+    assert "session_mcp" in claude.ecc_harnesses().capabilities
+    server = SessionMcpServer(
+        "ecc-sessions", ("/opt/ecc/bin/ecc-sessions-mcp",), {"ECC_SESSION_ID": "0a1b"}, tmp_path
+    )
+    launched = launch(mcp_servers=(server,))
+    argv = claude.ecc_build_command("claude", launched)
+    [flag] = [a for a in argv[: argv.index("--")] if a.startswith("--mcp-config=")]
+    path = Path(flag.removeprefix("--mcp-config="))
+    assert path.parent == tmp_path and path.stat().st_mode & 0o777 == 0o600
+    assert json.loads(path.read_text()) == {
+        "mcpServers": {
+            "ecc-sessions": {
+                "type": "stdio",
+                "command": "/opt/ecc/bin/ecc-sessions-mcp",
+                "args": [],
+                "env": {"ECC_SESSION_ID": "0a1b"},
+            }
+        }
+    }
+    # connected before the first turn, so the agent has the tools from the start
+    assert claude.ecc_session_env("claude", launched)["MCP_CONNECTION_NONBLOCKING"] == "0"
+    plain = launch()
+    assert not any(a.startswith("--mcp-config") for a in claude.ecc_build_command("claude", plain))
+    assert "MCP_CONNECTION_NONBLOCKING" not in claude.ecc_session_env("claude", plain)

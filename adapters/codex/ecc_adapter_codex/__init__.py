@@ -16,6 +16,9 @@ overrides (:mod:`ecc_adapter_codex.sessionhooks`): ecc's ``PreToolUse`` hook in 
 session-flags layer, and that hook's trust (``hooks.state``, keyed and hashed as codex does), so
 codex runs it without ``/hooks`` review or ``--dangerously-bypass-hook-trust``, and no other hook
 gains trust. ``CODEX_HOME`` stays the user's, so auth, config and ``exec resume`` are unchanged.
+The session's MCP servers (``launch.mcp_servers``) go in the same way, as ``mcp_servers.NAME``
+overrides passing the variables that bind them by name (codex filters what its MCP servers
+inherit).
 """
 
 from __future__ import annotations
@@ -29,7 +32,7 @@ from ecc.contract.errors import EccError
 from ecc.contract.hookspecs import hookimpl
 from ecc.contract.types import HarnessInfo, LaunchContext, OutputEvent, ProfileTranslation
 from ecc_adapter_codex.output import parse_line
-from ecc_adapter_codex.sessionhooks import config_overrides
+from ecc_adapter_codex.sessionhooks import config_overrides, mcp_overrides
 
 if TYPE_CHECKING:  # pydantic stays off the hot paths that load adapters
     from ecc.runtime.config.model import AgentProfile
@@ -70,6 +73,7 @@ def ecc_harnesses() -> HarnessInfo:
                 "hooks",
                 "enforcement",
                 "session_hooks",
+                "session_mcp",
                 "mcp",
                 "skills",
             }
@@ -101,10 +105,11 @@ def ecc_translate_profile(harness: str, profile: AgentProfile) -> ProfileTransla
 
 
 def _session_hooks(launch: LaunchContext) -> list[str]:
-    """The ``--config`` overrides applying the managed session's hook, if it has one."""
-    if launch.enforcement is None:
-        return []
-    return [opt("--config", override) for override in config_overrides(launch.enforcement)]
+    """The ``--config`` overrides applying the managed session's hook and MCP servers."""
+    overrides = mcp_overrides(launch.mcp_servers)
+    if launch.enforcement is not None:
+        overrides = [*config_overrides(launch.enforcement), *overrides]
+    return [opt("--config", override) for override in overrides]
 
 
 def _prompt(launch: LaunchContext) -> str:

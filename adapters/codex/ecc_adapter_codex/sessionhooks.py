@@ -28,7 +28,7 @@ import json
 
 TYPE_CHECKING = False  # without importing typing
 if TYPE_CHECKING:
-    from ecc.contract.types import SessionEnforcement
+    from ecc.contract.types import SessionEnforcement, SessionMcpServer
 
 EVENT = "PreToolUse"
 EVENT_LABEL = "pre_tool_use"  # codex's name for the event in hook state keys and hashes
@@ -69,3 +69,23 @@ def config_overrides(enforcement: SessionEnforcement) -> list[str]:
     key = toml_string(STATE_KEY)
     state = f"hooks.state={{{key} = {{trusted_hash = {digest}, enabled = true}}}}"
     return [hooks, state]
+
+
+def mcp_overrides(servers: tuple[SessionMcpServer, ...]) -> list[str]:
+    """``KEY=VALUE`` overrides registering the session's MCP servers (``mcp_servers.NAME``).
+
+    Codex starts an MCP server with a filtered environment; the variables binding ours are
+    passed through by name (``env_vars``: the runner set them in codex's own environment), so
+    their values (a store URL, say) never appear on a command line.
+    """
+    overrides = []
+    for server in servers:
+        key = f"mcp_servers.{server.name}"  # -c splits the key on dots: a bare name
+        args = ", ".join(toml_string(arg) for arg in server.argv[1:])
+        names = ", ".join(toml_string(name) for name in server.env)
+        overrides += [
+            f"{key}.command={toml_string(server.argv[0])}",
+            f"{key}.args=[{args}]",
+            f"{key}.env_vars=[{names}]",
+        ]
+    return overrides

@@ -133,3 +133,32 @@ def test_unmanaged_session_has_no_hook(tmp_path: Path) -> None:
         codex.ecc_resume_command("codex", launch(tmp_path, None), "thread-1"),
     ):
         assert "hooks" not in overrides(argv)
+
+
+def _server(tmp_path: Path) -> Any:
+    from ecc.contract.types import SessionMcpServer
+
+    env = {"ECC_SESSION_ID": "0123456789ab", "ECC_STATE_DIR": '/tmp/st "q"'}
+    return SessionMcpServer("ecc-sessions", ("/opt/ecc/bin/ecc-sessions-mcp", "-v"), env, tmp_path)
+
+
+@pytest.mark.parametrize("resume", [False, True])
+def test_the_sessions_mcp_server_goes_in_as_config_overrides(tmp_path: Path, resume: bool) -> None:
+    assert "session_mcp" in codex.ecc_harnesses().capabilities
+    launched = launch(tmp_path, enforcement(tmp_path))
+    launched.mcp_servers = (_server(tmp_path),)
+    if resume:
+        argv = codex.ecc_resume_command("codex", launched, "thread-1")
+    else:
+        argv = codex.ecc_build_command("codex", launched)
+    table = overrides(argv)
+    assert table["mcp_servers"] == {
+        "ecc-sessions": {
+            "command": "/opt/ecc/bin/ecc-sessions-mcp",
+            "args": ["-v"],
+            "env_vars": ["ECC_SESSION_ID", "ECC_STATE_DIR"],  # passed by name, not value
+        }
+    }
+    assert not any("0123456789ab" in arg for arg in argv)
+    assert "PreToolUse" in table["hooks"]  # beside the session's hook, not instead of it
+    assert "mcp_servers" not in overrides(codex.ecc_build_command("codex", launch(tmp_path, None)))

@@ -80,6 +80,10 @@ def _narrows(new: Any, old: Any, lower: Mapping[str, Any]) -> bool:
     return old is not MISSING and bool(new) and (not old or set(new) <= set(old))
 
 
+def _is_false(new: Any, old: Any, lower: Mapping[str, Any]) -> bool:
+    return new is False
+
+
 def _is_none(new: Any, old: Any, lower: Mapping[str, Any]) -> bool:
     return new is None
 
@@ -192,6 +196,10 @@ GUARDS: tuple[Guard, ...] = (
         _profile_budget("session_token_budget"),
     ),
     Guard(("agent_profiles", "*", "inherits"), "re-points a profile's permissions", _new_profile),
+    Guard(("delegation", "enabled"), "lets agents start sessions", _is_false),
+    Guard(("delegation", "max_depth"), "raises a delegation limit", _not_higher),
+    Guard(("delegation", "max_children"), "raises a delegation limit", _not_higher),
+    Guard(("delegation", "max_wait_secs"), "raises a delegation limit", _not_higher),
     Guard(("remote", "allowed_roots"), "widens what remote callers may target", _subset),
     Guard(("remote", "allowed_harnesses"), "widens what remote callers may run", _narrows),
     Guard(("remote", "allowed_profiles"), "widens what remote callers may run", _narrows),

@@ -36,6 +36,7 @@ from ecc.runtime.config.sections import (
     AgentProfile,
     BudgetThresholds,
     ConflictResolution,
+    DelegationSettings,
     HarnessRunner,
     MemorySettings,
     NotificationSettings,
@@ -103,6 +104,7 @@ class Config(_Strict):
     sync: SyncSettings = Field(default_factory=SyncSettings)
     web: WebSettings = Field(default_factory=WebSettings)
     conflict_resolution: ConflictResolution = Field(default_factory=ConflictResolution)
+    delegation: DelegationSettings = Field(default_factory=DelegationSettings)
 
     @field_validator("worktree_branch_prefix")
     @classmethod

@@ -247,3 +247,17 @@ class ConflictResolution(_Strict):
     enabled: bool = True
     strategy: Literal["escalate", "last_write_wins", "merge"] = "escalate"
     notify_lead: bool = True  # a session_conflict notification through the notifiers
+
+class DelegationSettings(_Strict):
+    """``[delegation]``: sessions an agent starts through ecc's sessions MCP server.
+
+    ``enabled`` registers the server in each managed session's harness (adapters with the
+    ``session_mcp`` capability). A child is refused past ``max_depth`` levels below a session
+    started by a person, or past ``max_children`` children of one parent. A repository's own
+    config may lower these; raising them (or enabling) needs trust (``guarded.py``).
+    """
+
+    enabled: bool = True
+    max_depth: int = Field(default=2, ge=0)
+    max_children: int = Field(default=4, ge=0)
+    max_wait_secs: float = Field(default=300.0, gt=0)  # the longest one session_wait call waits
