@@ -248,6 +248,7 @@ class ConflictResolution(_Strict):
     strategy: Literal["escalate", "last_write_wins", "merge"] = "escalate"
     notify_lead: bool = True  # a session_conflict notification through the notifiers
 
+
 class DelegationSettings(_Strict):
     """``[delegation]``: sessions an agent starts through ecc's sessions MCP server.
 
