@@ -40,6 +40,10 @@ MAX_WORKERS = 3
 _EMPTY = (None,) * (len(COLUMNS) - 4)  # an invalid row: rel, stamp, nbytes and code only
 
 
+# json.dumps(value, ensure_ascii=False, separators=(",", ":")) builds an encoder a call
+_COMPACT_JSON = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+
+
 def _delimited(values: Sequence[str]) -> str:
     return "\n" + "".join(f"{value}\n" for value in values)
 
@@ -71,9 +75,7 @@ def build_row(store: VaultStore, scope: str, rel: str, stamp: str) -> tuple[Any,
     ).lower()  # slugs: ASCII
     # a title from JSON may hold a lone surrogate, which SQLite cannot store: escaped in the
     # summary (json.loads restores it), U+FFFD in the matched text (as the query's)
-    summary_json = escape_surrogates(
-        json.dumps(summary(memory), ensure_ascii=False, separators=(",", ":"))
-    )
+    summary_json = escape_surrogates(_COMPACT_JSON(summary(memory)))
     return (
         rel,
         stamp,

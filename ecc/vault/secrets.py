@@ -49,6 +49,7 @@ _MARKERS = (
 # The markers as they show in a text's word runs (``unicode17.words``): every marker but the
 # private key's is made of word characters, and that one's run ends before its space.
 _WORD_MARKERS = tuple(marker.rstrip(" ") for marker in _MARKERS)
+_PLAIN_MARKERS = ("aiza", "akia", "asia")  # the markers without "_" or "-"
 
 
 def _may_hold_secret(text: str) -> bool:
@@ -127,4 +128,6 @@ def may_hold_secret(memory: Mapping[str, Any], body_words: Iterable[str]) -> boo
             parts.extend(_strings(value))
     parts.extend(body_words)
     text = "\n".join(parts).lower()
+    if "_" not in text and "-" not in text:  # every other marker holds one of them
+        return any(marker in text for marker in _PLAIN_MARKERS)
     return "\npm_" in text or any(marker in text for marker in _WORD_MARKERS)

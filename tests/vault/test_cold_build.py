@@ -323,3 +323,9 @@ def test_ascii_body_shortcut_refuses_each_control_but_tab_and_line_breaks() -> N
     for code in range(128):
         unsafe = (code < 0x20 and chr(code) not in "\t\n\r") or code == 0x7F
         assert memory_format.has_unsafe_characters(f"a{chr(code)}b", body=True) == unsafe
+
+
+def test_the_markers_without_an_underscore_or_hyphen_are_the_plain_ones() -> None:
+    """The prefilter searches a text without "_" or "-" for these alone."""
+    plain = tuple(m for m in secrets_module._WORD_MARKERS if "_" not in m and "-" not in m)
+    assert plain == secrets_module._PLAIN_MARKERS
