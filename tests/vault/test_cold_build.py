@@ -329,3 +329,24 @@ def test_the_markers_without_an_underscore_or_hyphen_are_the_plain_ones() -> Non
     """The prefilter searches a text without "_" or "-" for these alone."""
     plain = tuple(m for m in secrets_module._WORD_MARKERS if "_" not in m and "-" not in m)
     assert plain == secrets_module._PLAIN_MARKERS
+
+
+def _closing_by_pattern(text: str, start: int) -> tuple[int, int] | None:
+    match = memory_format._CLOSING.search(text, start)
+    return None if match is None else (match.start(), match.end())
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.text(alphabet=st.sampled_from(list("-\r\nx ")), max_size=40), st.integers(0, 6))
+def test_closing_marker_search_agrees_with_the_pattern(text: str, start: int) -> None:
+    start = min(start, len(text))
+    assert memory_format._closing_marker(text, start) == _closing_by_pattern(text, start)
+
+
+def test_closing_marker_search_on_edge_cases() -> None:
+    for text, start in (
+        ("---\nx\n---", 4), ("---\nx\r\n---\r\n", 4), ("---\r\n\r\n---", 5), ("---\n\n----\n", 4),
+        ("---\nx\n---y\n---\n", 4), ("---\n\r\n---\rz", 4), ("---\n\n---", 5), ("---\n---\n", 3),
+        ("\r\n---", 1),
+    ):  # fmt: skip
+        assert memory_format._closing_marker(text, start) == _closing_by_pattern(text, start), text
