@@ -7,7 +7,9 @@ with throwaway state, cache and config directories and ``risk.enforce = true``; 
 the call, records it in SQLite and answers. The measures run in interleaved rounds (one run of
 each per round), so a shared machine's load falls on all of them alike; besides wall time each
 prints the CPU time (user + system) the process used, which load disturbs much less. Target:
-under 40 ms, 3x the interpreter (``python -c pass``).
+under 40 ms, 3x the interpreter (``python -c pass``). Two more floors show what the hook's imports
+cannot avoid (json and sqlite3, which bring re, enum and datetime) and what pathlib, still on its
+path, adds.
 """
 
 from __future__ import annotations
@@ -80,6 +82,18 @@ def main() -> None:
         hook = ["hook", "--harness", "claude"]
         commands = {
             "python -c pass (interpreter floor)": [sys.executable, "-c", "pass"],
+            # what no hook can skip: json reads the payload (re, enum), sqlite3 records the call
+            # (datetime); then pathlib, which the hook's path still imports (config, store)
+            "  + import json, sqlite3 (unavoidable)": [
+                sys.executable,
+                "-c",
+                "import json, sqlite3",
+            ],
+            "  + import pathlib (still on the path)": [
+                sys.executable,
+                "-c",
+                "import json, sqlite3, pathlib",
+            ],
             "ecc hook --harness claude (as installed)": [ecc_executable(), *hook],
             "python -m ecc hook --harness claude": [sys.executable, "-m", "ecc", *hook],
         }

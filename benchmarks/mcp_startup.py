@@ -9,7 +9,11 @@ cannot do without (anyio, pydantic, the ``mcp_types`` protocol models the SDK's 
 every message with, and their per-protocol-version method tables, which ``mcp.server.lowlevel``
 imports at module level along with starlette, uvicorn and its auth routes), and the same
 low-level server with the ``mcp`` package's ``__init__`` skipped: the difference is what the SDK's
-top-level re-exports (its client among them) cost a server that never uses them.
+top-level re-exports (its client among them) cost a server that never uses them (ecc defers
+those: ``ecc.mcp.sdk``). What is left is unavoidable on the official SDK: the protocol models and
+method tables (most of it), and the HTTP modules ``mcp.server.lowlevel`` imports at module level
+(starlette, uvicorn, sse_starlette; shown on their own line), which only stand-ins for the names
+it imports could keep out.
 """
 
 from __future__ import annotations
@@ -54,6 +58,11 @@ IMPORTS = {
     "import pydantic": "import pydantic",
     "import mcp_types (protocol models)": "import mcp_types",
     "+ mcp_types.methods (both versions)": "import mcp_types, mcp_types.methods",
+    # imported at module level by mcp.server.lowlevel for its HTTP app, never run over stdio;
+    # only stand-ins for the names it imports could keep them out (not done: fragile)
+    "HTTP modules lowlevel imports anyway": (
+        "import starlette.applications, starlette.routing, uvicorn, sse_starlette"
+    ),
     "low-level server, no mcp/__init__": WITHOUT_PACKAGE_INIT,
     "import mcp.server.lowlevel (as shipped)": "import anyio, mcp_types, mcp.server.lowlevel",
 }

@@ -152,7 +152,14 @@ def has_unsafe_characters(text: str, *, body: bool = False) -> bool:
 
     Bodies may contain TAB, LF and CR; nothing else may contain any control character.
     """
+    if body and text.isascii():
+        # the ASCII among the unsafe characters are the controls but TAB, LF and CR: deleting
+        # every other ASCII byte leaves nothing exactly when none is there (one pass in C)
+        return bool(text.encode().translate(None, _SAFE_ASCII_BODY))
     return (_UNSAFE_BODY if body else _UNSAFE).search(text) is not None
+
+
+_SAFE_ASCII_BODY = bytes([9, 10, 13, *range(0x20, 0x7F)])
 
 
 def as_non_empty_string(value: Any, label: str, max_chars: int = 10000) -> str:
@@ -226,13 +233,28 @@ def as_array(value: Any, label: str, max_items: int, item: Callable[[Any], str])
 
 
 def _valid_instant(match: re.Match[str]) -> bool:
-    year, month, day, hour, minute, second, _ms = (int(part) for part in match.groups())
-    try:
-        # Year 0000 is valid in JavaScript (proleptic, leap); check its calendar with 2000.
-        datetime(year or 2000, month, day, hour, minute, second)
-    except ValueError:
+    # hours, minutes and seconds are two digits each: compared as text (seconds to 59, as a
+    # datetime takes them); the date's calendar check is kept per date, as dates repeat
+    time_ok = match[4] <= "23" and match[5] <= "59" and match[6] <= "59"
+    if not time_ok:
         return False
-    return True
+    date = match.string[match.start(1) : match.end(3)]
+    valid = _VALID_DATES.get(date)
+    if valid is None:
+        year, month, day = int(match[1]), int(match[2]), int(match[3])
+        try:
+            # Year 0000 is valid in JavaScript (proleptic, leap); check its calendar with 2000.
+            datetime(year or 2000, month, day)
+            valid = True
+        except ValueError:
+            valid = False
+        if len(_VALID_DATES) >= 4096:
+            _VALID_DATES.clear()
+        _VALID_DATES[date] = valid
+    return valid
+
+
+_VALID_DATES: dict[str, bool] = {}  # "YYYY-MM-DD" -> whether it is a calendar date
 
 
 def as_timestamp(value: Any, label: str) -> str:
@@ -384,6 +406,20 @@ def _frontmatter(block: str, source: str) -> dict[str, Any]:
     return values
 
 
+def _closing_marker(text: str, start: int) -> tuple[int, int] | None:
+    """(start, end) of the first match of ``_CLOSING`` in ``text`` from ``start``, found with
+    ``str.find`` (a few times faster than the pattern, which has no literal prefix to skip to):
+    a line ``---`` (after LF or CRLF) that ends the text or is followed by a line break."""
+    at = text.find("\n---", start)
+    while at >= 0:
+        after = at + 4
+        if after == len(text) or text[after] == "\n" or text.startswith("\r\n", after):
+            first = at - 1 if at > start and text[at - 1] == "\r" else at
+            return first, after
+        at = text.find("\n---", at + 1)
+    return None
+
+
 def parse_memory_document(text: str, source: str = "<memory>") -> dict[str, Any]:
     """Parse ``ecc.memory.v1`` text into a normalized memory.
 
@@ -394,13 +430,13 @@ def parse_memory_document(text: str, source: str = "<memory>") -> dict[str, Any]
     if utf8_length(text) > MAX_DOCUMENT_BYTES:
         raise MemoryFormatError(f"Memory document {source} is too large.")
     start = 4 if text.startswith("---\n") else 5
-    closing = _CLOSING.search(text, start)
+    closing = _closing_marker(text, start)
     if closing is None:
         raise MemoryFormatError(f"Memory document {source} has no closing frontmatter marker.")
-    values = _common_frontmatter(text, start, closing.start())
+    values = _common_frontmatter(text, start, closing[0])
     if values is None:
-        values = _frontmatter(text[start : closing.start()], source)
-    body = text[closing.end() :]
+        values = _frontmatter(text[start : closing[0]], source)
+    body = text[closing[1] :]
     if body.startswith("\r\n"):
         body = body[2:]
     elif body.startswith("\n"):

@@ -195,10 +195,11 @@ class ScopeIndex:
         db = self.db
         db.execute("BEGIN IMMEDIATE")
         try:
-            db.executemany(
-                "DELETE FROM docs WHERE rel = ?",
-                [(rel,) for rel in deletions] + [(row[0],) for row in upserts],
-            )
+            if db.execute("SELECT EXISTS(SELECT 1 FROM docs)").fetchone()[0]:  # else: cold
+                db.executemany(
+                    "DELETE FROM docs WHERE rel = ?",
+                    [(rel,) for rel in deletions] + [(row[0],) for row in upserts],
+                )
             # Under the write lock the next docids are known: number the rows here and insert
             # them in batches (AUTOINCREMENT then carries on from the highest).
             (last,) = db.execute(

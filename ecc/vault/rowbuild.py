@@ -22,7 +22,7 @@ from ecc.vault.format import (
     well_formed,
 )
 from ecc.vault.index import COLUMNS
-from ecc.vault.secrets import find_secrets_in_memory
+from ecc.vault.secrets import find_secrets_in_memory, may_hold_secret
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing on the hot path
 if TYPE_CHECKING:
@@ -38,6 +38,10 @@ MAX_WORKERS = 3
 
 
 _EMPTY = (None,) * (len(COLUMNS) - 4)  # an invalid row: rel, stamp, nbytes and code only
+
+
+# json.dumps(value, ensure_ascii=False, separators=(",", ":")) builds an encoder a call
+_COMPACT_JSON = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 
 
 def _delimited(values: Sequence[str]) -> str:
@@ -61,17 +65,17 @@ def build_row(store: VaultStore, scope: str, rel: str, stamp: str) -> tuple[Any,
         return invalid("invalid-document", nbytes)
     if memory["scope"] != scope or rel != f"{memory['kind']}s/{memory['id']}.md":
         return invalid("location-mismatch", nbytes)
-    if find_secrets_in_memory(memory):
+    body = memory["body"]
+    terms = ranking.body_terms(unicode17.lower(body))  # from a UTF-8 file: no lone surrogate
+    # the secret scan's cheap test reads the body's distinct words, not the body again
+    if may_hold_secret(memory, terms[0]) and find_secrets_in_memory(memory):
         return invalid("suspected-secret", nbytes)
     meta = " ".join(
         [memory["kind"], memory["scope"], memory["sourceHarness"], *memory["targetHarnesses"]]
     ).lower()  # slugs: ASCII
-    body = memory["body"]
     # a title from JSON may hold a lone surrogate, which SQLite cannot store: escaped in the
     # summary (json.loads restores it), U+FFFD in the matched text (as the query's)
-    summary_json = escape_surrogates(
-        json.dumps(summary(memory), ensure_ascii=False, separators=(",", ":"))
-    )
+    summary_json = escape_surrogates(_COMPACT_JSON(summary(memory)))
     return (
         rel,
         stamp,
@@ -87,7 +91,7 @@ def build_row(store: VaultStore, scope: str, rel: str, stamp: str) -> tuple[Any,
         _delimited(memory["targetHarnesses"]),
         _delimited(memory["links"]),
         packed.pack(summary_json, body),
-        ranking.body_terms(unicode17.lower(body)),  # from a UTF-8 file: no lone surrogate
+        terms,
     )
 
 

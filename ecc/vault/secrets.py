@@ -46,6 +46,12 @@ _MARKERS = (
 )  # fmt: skip
 
 
+# The markers as they show in a text's word runs (``unicode17.words``): every marker but the
+# private key's is made of word characters, and that one's run ends before its space.
+_WORD_MARKERS = tuple(marker.rstrip(" ") for marker in _MARKERS)
+_PLAIN_MARKERS = ("aiza", "akia", "asia")  # the markers without "_" or "-"
+
+
 def _may_hold_secret(text: str) -> bool:
     lowered = text.lower()
     return any(marker in lowered for marker in _MARKERS)
@@ -97,3 +103,31 @@ def find_secrets_in_memory(memory: Mapping[str, Any]) -> list[str]:
     if "\npm_" not in lowered and not any(marker in lowered for marker in _MARKERS):
         return []
     return _scan([fields, json.dumps(dict(memory), ensure_ascii=False, separators=(",", ":"))])
+
+
+def may_hold_secret(memory: Mapping[str, Any], body_words: Iterable[str]) -> bool:
+    """False only when :func:`find_secrets_in_memory` finds nothing, told from the fields other
+    than the body and the body's distinct lower-cased words (``ranking.term_counts``), which the
+    index computes anyway: a few hundred characters to search instead of the whole body.
+
+    Every pattern matches ASCII only, so a match in the body lies, lower-cased, inside one of its
+    word runs (the private key's marker up to its space): a body marker shows in a word. The
+    JSON form's ``npm_`` after an escaped newline shows as a word starting ``pm_``, which the
+    ``\\npm_`` test catches since every word follows a newline here. Anything else only adds
+    texts to search: a false alarm costs the full scan, never a missed secret.
+    """
+    parts: list[str] = []
+    for key, value in memory.items():
+        if key == "body":
+            continue
+        if isinstance(value, str):
+            parts.append(value)
+        elif isinstance(value, list) and all(isinstance(item, str) for item in value):
+            parts.extend(value)
+        else:
+            parts.extend(_strings(value))
+    parts.extend(body_words)
+    text = "\n".join(parts).lower()
+    if "_" not in text and "-" not in text:  # every other marker holds one of them
+        return any(marker in text for marker in _PLAIN_MARKERS)
+    return "\npm_" in text or any(marker in text for marker in _WORD_MARKERS)

@@ -134,6 +134,29 @@ def test_secret_scan_shortcut_finds_what_the_full_scan_finds(body: list, title: 
     assert secrets_module.find_secrets_in_memory(memory) == _full_scan(memory)
 
 
+@settings(max_examples=400, deadline=None)
+@given(
+    st.lists(st.sampled_from(SECRET_PIECES), max_size=12),
+    st.lists(st.sampled_from(SECRET_PIECES), max_size=6),
+)
+def test_the_word_prefilter_never_misses_what_the_full_scan_finds(body: list, title: list) -> None:
+    """The index build's cheap test reads the body's distinct words: it may raise a false alarm
+    (the full scan then runs), never miss a secret the full scan would find."""
+    memory = full_memory(body="".join(body) or "x", title="".join(title) or "t")
+    words = ranking.body_terms(unicode17.lower(memory["body"]))[0]
+    if _full_scan(memory):
+        assert secrets_module.may_hold_secret(memory, words)
+
+
+def test_the_word_prefilter_clears_plain_prose_and_flags_each_shape() -> None:
+    plain = full_memory(body="auth migration rollout: the lock is held twice", title="Plain")
+    assert not secrets_module.may_hold_secret(plain, ["auth", "migration", "rollout"])
+    for body in ("x\npm_" + "a" * 24, "-----BEGIN RSA PRIVATE KEY-----", "AKIA" + "A" * 16):
+        memory = full_memory(body=body)
+        words = ranking.body_terms(unicode17.lower(body))[0]
+        assert secrets_module.may_hold_secret(memory, words), body
+
+
 def test_a_token_only_the_json_form_shows_is_still_found() -> None:
     memory = full_memory(body="line\npm_" + "a" * 24)
     assert secrets_module.find_secrets_in_memory(memory) == ["npm token"] == _full_scan(memory)
@@ -237,3 +260,93 @@ def test_a_segment_rebuilt_later_counts_words_from_the_bodies(
     size = db.execute("SELECT value FROM meta WHERE key = 'seg_size'").fetchone()[0]
     db.close()
     assert int(size) == 300
+
+
+def _instant_by_datetime(text: str) -> bool:
+    """The plain check the timestamp validator shortcuts: the calendar of a datetime."""
+    from datetime import datetime
+
+    match = memory_format.TIMESTAMP_RE.fullmatch(text)
+    if match is None:
+        return False
+    year, month, day, hour, minute, second, _ms = (int(part) for part in match.groups())
+    try:
+        datetime(year or 2000, month, day, hour, minute, second)
+    except ValueError:
+        return False
+    return True
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    st.integers(0, 9999), st.integers(0, 99), st.integers(0, 99),
+    st.integers(0, 99), st.integers(0, 99), st.integers(0, 99),
+)  # fmt: skip
+def test_timestamp_shortcut_agrees_with_the_calendar(
+    year: int, month: int, day: int, hour: int, minute: int, second: int
+) -> None:
+    text = f"{year:04}-{month:02}-{day:02}T{hour:02}:{minute:02}:{second:02}.000Z"
+    expected = _instant_by_datetime(text)
+    for _ in range(2):  # the second answer comes from the per-date cache
+        try:
+            assert memory_format.as_timestamp(text, "t") == text
+            valid = True
+        except MemoryFormatError:
+            valid = False
+        assert valid == expected, text
+
+
+def test_timestamp_shortcut_knows_leap_years_and_year_zero() -> None:
+    for text, valid in (
+        ("2024-02-29T23:59:59.999Z", True), ("2023-02-29T00:00:00.000Z", False),
+        ("0000-02-29T00:00:00.000Z", True), ("1900-02-29T00:00:00.000Z", False),
+        ("2026-04-31T00:00:00.000Z", False), ("2026-01-01T24:00:00.000Z", False),
+        ("2026-01-01T00:60:00.000Z", False), ("2026-01-01T00:00:60.000Z", False),
+    ):  # fmt: skip
+        assert _instant_by_datetime(text) == valid, text
+        for _ in range(2):
+            try:
+                memory_format.as_timestamp(text, "t")
+                assert valid, text
+            except MemoryFormatError:
+                assert not valid, text
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.text(alphabet=st.characters(max_codepoint=127), max_size=60))
+def test_ascii_body_shortcut_finds_the_unsafe_characters_the_pattern_finds(text: str) -> None:
+    expected = memory_format._UNSAFE_BODY.search(text) is not None
+    assert memory_format.has_unsafe_characters(text, body=True) == expected
+
+
+def test_ascii_body_shortcut_refuses_each_control_but_tab_and_line_breaks() -> None:
+    for code in range(128):
+        unsafe = (code < 0x20 and chr(code) not in "\t\n\r") or code == 0x7F
+        assert memory_format.has_unsafe_characters(f"a{chr(code)}b", body=True) == unsafe
+
+
+def test_the_markers_without_an_underscore_or_hyphen_are_the_plain_ones() -> None:
+    """The prefilter searches a text without "_" or "-" for these alone."""
+    plain = tuple(m for m in secrets_module._WORD_MARKERS if "_" not in m and "-" not in m)
+    assert plain == secrets_module._PLAIN_MARKERS
+
+
+def _closing_by_pattern(text: str, start: int) -> tuple[int, int] | None:
+    match = memory_format._CLOSING.search(text, start)
+    return None if match is None else (match.start(), match.end())
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.text(alphabet=st.sampled_from(list("-\r\nx ")), max_size=40), st.integers(0, 6))
+def test_closing_marker_search_agrees_with_the_pattern(text: str, start: int) -> None:
+    start = min(start, len(text))
+    assert memory_format._closing_marker(text, start) == _closing_by_pattern(text, start)
+
+
+def test_closing_marker_search_on_edge_cases() -> None:
+    for text, start in (
+        ("---\nx\n---", 4), ("---\nx\r\n---\r\n", 4), ("---\r\n\r\n---", 5), ("---\n\n----\n", 4),
+        ("---\nx\n---y\n---\n", 4), ("---\n\r\n---\rz", 4), ("---\n\n---", 5), ("---\n---\n", 3),
+        ("\r\n---", 1),
+    ):  # fmt: skip
+        assert memory_format._closing_marker(text, start) == _closing_by_pattern(text, start), text
