@@ -38,6 +38,7 @@ if TYPE_CHECKING:  # for type checkers only: defining a Protocol costs every hot
         PullRequest,
         PullRequestProposal,
         SessionEnforcement,
+        SessionRecord,
         SurfaceFile,
         SurfacePlan,
         SyncCommand,
@@ -165,6 +166,7 @@ DEFERRED = frozenset(
         "SyncSource",
         "SurfaceFile",
         "SurfacePlan",
+        "SessionRecord",
     }
 )
 
@@ -187,6 +189,7 @@ __all__ = [  # the public names, defined here or in ecc.contract.moretypes
     "PullRequestProposal",
     "RiskContribution",
     "SessionEnforcement",
+    "SessionRecord",
     "SurfaceFile",
     "SurfacePlan",
     "SyncCommand",

@@ -16,6 +16,9 @@ Each pass runs these steps, each isolated (an error is logged and the pass goes 
 4. **budgets** — budget alerts and the limit action for every active session.
 5. **prune** — only when ``prune_worktrees`` is on: finished sessions older than
    ``worktree_retention_secs`` lose a clean worktree; a branch goes only when merged.
+6. **exports** — only when an exporter plugin is installed: finished sessions not yet delivered
+   to an exporter are offered again (:mod:`ecc.observability.exports`; an exporter that
+   delivered nothing is tried again after a growing wait).
 
 SIGTERM/SIGINT stop the loop between steps. A lock keeps a second daemon off the same store.
 While it runs (not ``--once``), a thread serves the memory vault's tree watcher
@@ -204,6 +207,14 @@ class Daemon:
         self.config = config
         self.interval = interval
         self.stopping = threading.Event()
+        self.export_backoff: Any = None
+
+    def _exports(self) -> list[dict[str, Any]]:
+        from ecc.observability import exports
+
+        if self.export_backoff is None:
+            self.export_backoff = exports.Backoff()
+        return exports.daemon_step(self.store, self.config, self.export_backoff)
 
     def steps(self) -> list[tuple[str, Any]]:
         steps: list[tuple[str, Any]] = [
@@ -214,6 +225,7 @@ class Daemon:
         ]
         if self.config.prune_worktrees:
             steps.append(("prune", lambda: prune(self.store, self.config)))
+        steps.append(("exports", self._exports))
         return steps
 
     def run_pass(self) -> dict[str, Any]:

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from ecc.contract.errors import EccError
 from ecc.store.conversation import Conversation
+from ecc.store.exports import Exports
 from ecc.store.models import (
     ACTIVE,
     TERMINAL,
@@ -70,7 +71,7 @@ class DaemonLock:
         raise NotImplementedError
 
 
-class Store(Records, Conversation, Schedules):
+class Store(Records, Conversation, Schedules, Exports):
     """One connection to the session database. Not shared between threads."""
 
     dialect: str
@@ -331,7 +332,14 @@ class Store(Records, Conversation, Schedules):
                 raise EccError(f"no session {session_id}")
             if State(row["state"]) in ACTIVE:
                 raise EccError(f"session {session_id} is {row['state']}; stop it first")
-            for table in ("output", "output_spool", "events", "worktree_queue", "messages"):
+            for table in (
+                "output",
+                "output_spool",
+                "events",
+                "worktree_queue",
+                "messages",
+                "exports",
+            ):
                 self._exec(f"DELETE FROM {table} WHERE session_id = ?", (session_id,))
             self._exec(
                 "UPDATE tool_calls SET session_id = NULL WHERE session_id = ?", (session_id,)

@@ -207,6 +207,17 @@ MIGRATIONS: list[list[str]] = [
     [  # 10: a schedule's catch-up policy for runs missed while no daemon ran: once, or skip
         "ALTER TABLE schedules ADD COLUMN catch_up TEXT NOT NULL DEFAULT 'once'",
     ],
+    [  # 11: which finished sessions each exporter plugin delivered, and of which end (issue 24)
+        """
+        CREATE TABLE exports (
+            exporter TEXT NOT NULL,
+            session_id TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+            ended_at TEXT NOT NULL,
+            exported_at TEXT NOT NULL,
+            PRIMARY KEY (exporter, session_id)
+        )
+        """,
+    ],
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 
