@@ -1,6 +1,7 @@
-"""A test OTLP/HTTP collector on 127.0.0.1: it decodes every request with opentelemetry-proto's
-own protobuf classes (``ExportTraceServiceRequest``, ``ExportMetricsServiceRequest``) and
-answers as a collector does, so the exporter under test talks to the real protocol."""
+"""Test OTLP collectors on 127.0.0.1, over HTTP (:class:`Receiver`) and gRPC
+(:class:`GrpcReceiver`): each decodes every request with opentelemetry-proto's own protobuf
+classes (``ExportTraceServiceRequest``, ``ExportMetricsServiceRequest``) and answers as a
+collector does, so the exporter under test talks the real protocol."""
 
 from __future__ import annotations
 
@@ -55,9 +56,7 @@ class Receiver:
                     return
                 request = kinds[0]()
                 request.ParseFromString(body)
-                with receiver.lock:
-                    target = receiver.traces if kinds[0] is PATHS["/v1/traces"][0] else None
-                    (target if target is not None else receiver.metrics).append(request)
+                receiver.received(request)
                 answer = kinds[1]().SerializeToString()
                 self.send_response(200)
                 self.send_header("Content-Type", "application/x-protobuf")
@@ -79,6 +78,11 @@ class Receiver:
             self.server.shutdown()
             self.server.server_close()
             self.server = None
+
+    def received(self, request: Any) -> None:
+        with self.lock:
+            is_trace = isinstance(request, ExportTraceServiceRequest)
+            (self.traces if is_trace else self.metrics).append(request)
 
     def spans(self) -> list[Any]:
         """Every span received, with its resource's attributes as ``span.resource``."""
@@ -132,3 +136,40 @@ def attributes(pairs: Any) -> dict[str, Any]:
         else:
             out[pair.key] = getattr(value, kind) if kind else None
     return out
+
+
+class GrpcReceiver(Receiver):
+    """The same collector over OTLP/gRPC (the services of opentelemetry-proto's ``_pb2_grpc``)."""
+
+    def start(self) -> GrpcReceiver:
+        from concurrent.futures import ThreadPoolExecutor
+
+        import grpc
+        from opentelemetry.proto.collector.metrics.v1 import metrics_service_pb2_grpc
+        from opentelemetry.proto.collector.trace.v1 import trace_service_pb2_grpc
+
+        receiver = self
+
+        class Traces(trace_service_pb2_grpc.TraceServiceServicer):
+            def Export(self, request: Any, context: Any) -> Any:
+                receiver.received(request)
+                return ExportTraceServiceResponse()
+
+        class Metrics(metrics_service_pb2_grpc.MetricsServiceServicer):
+            def Export(self, request: Any, context: Any) -> Any:
+                receiver.received(request)
+                return ExportMetricsServiceResponse()
+
+        server = grpc.server(ThreadPoolExecutor(max_workers=2))
+        trace_service_pb2_grpc.add_TraceServiceServicer_to_server(Traces(), server)
+        metrics_service_pb2_grpc.add_MetricsServiceServicer_to_server(Metrics(), server)
+        self.port = server.add_insecure_port(f"127.0.0.1:{self.port}")
+        server.start()
+        self.grpc_server = server
+        return self
+
+    def stop(self) -> None:
+        server = getattr(self, "grpc_server", None)
+        if server is not None:
+            server.stop(grace=None).wait()
+            self.grpc_server = None

@@ -4,6 +4,7 @@ written in the test is registered as an entry point of ``ecc.exporters`` would b
 
 from __future__ import annotations
 
+import json
 import sys
 import time
 import types
@@ -168,3 +169,21 @@ def test_bad_input_is_one_line(monkeypatch: pytest.MonkeyPatch) -> None:
         assert result.returncode == 1, (argv, result)
         assert result.stderr.startswith(f"Error: {message}"), (argv, result.stderr)
         assert len(result.stderr.strip().splitlines()) == 1, result.stderr
+
+
+def test_doctor_says_whether_and_where_ecc_otel_sends(monkeypatch: pytest.MonkeyPatch) -> None:
+    def otel_check() -> dict[str, Any]:
+        result = run_ecc("doctor", "--json")
+        checks = json.loads(result.stdout)["checks"]
+        [check] = [c for c in checks if c["name"] == "exporter otel"]
+        return check
+
+    monkeypatch.delenv("OTEL_EXPORTER_OTLP_ENDPOINT", raising=False)
+    off = otel_check()
+    assert off["level"] == "warn" and "OTEL_EXPORTER_OTLP_ENDPOINT" in off["fix"]
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:4318")
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_PROTOCOL", "http/json")
+    assert otel_check()["level"] == "fail"
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc")
+    on = otel_check()
+    assert on["level"] == "ok" and on["detail"] == "OTLP grpc to http://127.0.0.1:4318"

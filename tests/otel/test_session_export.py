@@ -14,7 +14,7 @@ import pytest
 
 from ecc.store.base import Store
 from tests.conftest import run_ecc
-from tests.otel.receiver import Receiver, attributes
+from tests.otel.receiver import GrpcReceiver, Receiver, attributes
 from tests.sessions.conftest import ecc_json, wait_state, wait_until
 
 CALLS = ["ls -la", "rm -rf node_modules"]  # scored allow and require_confirmation
@@ -178,3 +178,24 @@ def _runner_gone(store: Store, session_id: str) -> bool:
     started = [e for e in events if e["kind"] == "command"]
     pid = session.runner_pid if session else None
     return bool(started) and (pid is None or not procs.alive(pid, None))
+
+
+def test_over_grpc_the_same_session_arrives_through_the_sdks_grpc_exporter(
+    git_repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    receiver = GrpcReceiver().start()
+    try:
+        monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", receiver.endpoint)
+        monkeypatch.setenv("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc")
+        result = run_ecc("run", "--harness", "shell", agent_task(tmp_path), "--json", cwd=git_repo)
+        assert result.returncode == 0, result.stderr
+        session_id = json.loads(result.stdout)["id"]
+        wait_until(lambda: len(session_spans(receiver, session_id)) >= 3, 60, "3 spans")
+        names = sorted(span.name for _, span in session_spans(receiver, session_id))
+        assert names == ["session shell", "tool Bash", "tool Bash"]
+        [resource, _] = session_spans(receiver, session_id)[0]
+        assert attributes(resource.attributes)["service.name"] == "ecc"  # no OTEL_SERVICE_NAME
+        points = wait_until(lambda: receiver.metric_points().get("ecc.sessions"), 30, "metrics")
+        assert [value for _, value, _ in points] == [1]
+    finally:
+        receiver.stop()

@@ -59,6 +59,15 @@ def ecc_doctor_checks(config: Any) -> list[dict[str, Any]]:
                 "fix": "set OTEL_EXPORTER_OTLP_PROTOCOL to http/protobuf or grpc",
             }
         ]
+    if settings.protocol == "grpc" and not _importable("opentelemetry.exporter.otlp.proto.grpc"):
+        return [
+            {
+                "name": "exporter otel",
+                "level": "fail",
+                "detail": "OTEL_EXPORTER_OTLP_PROTOCOL=grpc, but the grpc exporter is missing",
+                "fix": "pip install 'ecc-otel[grpc]' (or set http/protobuf)",
+            }
+        ]
     return [
         {
             "name": "exporter otel",
@@ -67,3 +76,12 @@ def ecc_doctor_checks(config: Any) -> list[dict[str, Any]]:
             "fix": "",
         }
     ]
+
+
+def _importable(module: str) -> bool:
+    from importlib.util import find_spec
+
+    try:
+        return find_spec(module) is not None
+    except ModuleNotFoundError:  # a parent package is missing
+        return False
