@@ -199,3 +199,42 @@ def test_over_grpc_the_same_session_arrives_through_the_sdks_grpc_exporter(
         assert [value for _, value, _ in points] == [1]
     finally:
         receiver.stop()
+
+
+def test_a_held_call_s_span_covers_its_approval_wait(
+    receiver: Receiver, git_repo: Path, tmp_path: Path, store: Store
+) -> None:
+    from tests.approvals.conftest import CONFIRM, wait_pending
+
+    payload = tmp_path / "held.json"
+    payload.write_text(
+        json.dumps(
+            {
+                "hook_event_name": "PreToolUse",
+                "tool_name": "Bash",
+                "tool_input": {"command": CONFIRM},
+                "tool_use_id": "toolu_held",
+            }
+        )
+    )
+    ecc = " ".join(shlex.quote(part) for part in (sys.executable, "-m", "ecc"))
+    task = f"{ecc} hook --harness claude < {shlex.quote(str(payload))} > /dev/null; echo decided"
+    enforce = {"ECC__RISK__ENFORCE": "true"}
+    started = run_ecc("start", "--harness", "shell", task, "--json", cwd=git_repo, env=enforce)
+    assert started.returncode == 0, started.stderr
+    session_id = json.loads(started.stdout)["id"]
+    pending = wait_pending(env=enforce)
+    approved = run_ecc("approve", pending["id"], env=enforce)
+    assert approved.returncode == 0, approved.stderr
+    wait_state(store, session_id, "completed", "failed", timeout=60)
+
+    wait_until(lambda: len(session_spans(receiver, session_id)) >= 2, 60, "2 spans")
+    [tool] = [span for _, span in session_spans(receiver, session_id) if span.name == "tool Bash"]
+    sent = attributes(tool.attributes)
+    [approval] = store.list_approvals(pending=False, session_id=session_id)
+    assert sent["ecc.approval.id"] == approval["id"]
+    assert sent["ecc.approval.decision"] == approval["decision"] == "allow"
+    assert sent["ecc.approval.decided_by"] == approval["decided_by"]
+    assert sent["ecc.tool.action"] == "require_confirmation"
+    assert sent["ecc.approval.wait_ms"] >= 0
+    assert tool.start_time_unix_nano < tool.end_time_unix_nano  # the wait is inside the span
