@@ -235,7 +235,10 @@ class SessionRecord:
       risk's suggestion), ``reasons``, ``decision`` (what the harness was told, or
       ``observed``), ``call_id``, ``source`` and ``created_at``;
     * ``approvals``: the session's held calls, each ``id``, ``tool``, ``created_at``,
-      ``decision``, ``decided_by`` and ``decided_at`` (None while undecided).
+      ``decision``, ``decided_by`` and ``decided_at`` (None while undecided);
+    * ``delivered``: this exporter already delivered this very end of the session (``ecc export
+      --since`` sends it again): resend what a backend deduplicates (spans with the same ids),
+      never what it would add up twice (counts).
 
     Times are ISO-8601 UTC text with milliseconds and ``Z``.
     """
@@ -244,6 +247,7 @@ class SessionRecord:
     events: tuple[dict[str, Any], ...] = ()
     tool_calls: tuple[dict[str, Any], ...] = ()
     approvals: tuple[dict[str, Any], ...] = ()
+    delivered: bool = False
 
     @property
     def id(self) -> str:

@@ -44,7 +44,7 @@ def installed() -> bool:
     return bool(discover().get(EXPORTERS))
 
 
-def record(store: Store, session: Session) -> SessionRecord:
+def record(store: Store, session: Session, delivered: bool = False) -> SessionRecord:
     """What the store holds about ``session``, as exporters receive it."""
     from ecc.contract.types import SessionRecord
 
@@ -55,6 +55,7 @@ def record(store: Store, session: Session) -> SessionRecord:
         events=tuple(store.list_events(session.id)),
         tool_calls=tuple(store.list_tool_calls(session.id)),
         approvals=tuple({key: row.get(key) for key in keep} for row in approvals),
+        delivered=delivered,
     )
 
 
@@ -109,7 +110,13 @@ def export(
             seen.update(s.id for s in due)
             report["offered"] += len(due)
             try:
-                answer = impl(sessions=[record(store, s) for s in due], config=config)
+                records = [
+                    record(
+                        store, s, again and store.export_marks(s.id).get(impl.name) == s.ended_at
+                    )
+                    for s in due
+                ]
+                answer = impl(sessions=records, config=config)
             except Exception as exc:  # a plugin's failure is reported, never fatal
                 log.warning("exporter %s failed: %s", impl.name, exc)
                 report["error"] = f"{type(exc).__name__}: {exc}"

@@ -127,8 +127,10 @@ def test_a_failing_exporter_is_reported_and_its_sessions_stay_due(
 def test_a_resumed_session_is_due_again_and_since_sends_again(store: Store, probe: Probe) -> None:
     finished(store, "cccc00000001", State.FAILED)
     assert export(store)[0]["delivered"] == 1
+    assert probe.records["cccc00000001"].delivered is False
     first_end = store.get_session("cccc00000001").ended_at  # type: ignore[union-attr]
     assert export(store, since=first_end, again=True)[0]["delivered"] == 1  # sent again
+    assert probe.records["cccc00000001"].delivered is True  # and said so
     assert export(store)[0]["offered"] == 0
 
     time.sleep(0.01)  # the store's times are milliseconds: the second end is a later one

@@ -168,6 +168,8 @@ def test_a_collector_down_mid_session_changes_nothing_and_is_caught_up_later(
     spans = session_spans(receiver, session_id)
     ids = sorted((span.trace_id, span.span_id) for _, span in spans)
     assert len(ids) == 6 and ids[0::2] == ids[1::2]
+    counted = [value for _, value, _ in receiver.metric_points()["ecc.sessions"]]
+    assert sum(counted) == 1  # the resend repeats the spans, never the counts
 
 
 def _runner_gone(store: Store, session_id: str) -> bool:

@@ -44,7 +44,8 @@ def _exporters(settings: Settings) -> tuple[Any, Any]:
 
 def send(records: list[SessionRecord], settings: Settings) -> list[str]:
     """Send ``records``; the ids delivered: all of them, or none when either signal failed
-    (so both are offered again: spans repeat with the same ids)."""
+    (so both are offered again: spans repeat with the same ids). A record delivered before
+    (``ecc otel export --since``) sends its spans again but adds nothing to the metrics."""
     from opentelemetry.sdk.metrics.export import MetricExportResult
     from opentelemetry.sdk.trace.export import SpanExportResult
 
@@ -59,11 +60,14 @@ def send(records: list[SessionRecord], settings: Settings) -> list[str]:
         if span_exporter.export(spans) != SpanExportResult.SUCCESS:
             log.warning("OTLP spans not delivered to %s", settings.endpoint)
             return []
-        data = telemetry.metrics(records, where)
-        timeout_ms = (settings.timeout or 10.0) * 1000
-        if metric_exporter.export(data, timeout_millis=timeout_ms) != MetricExportResult.SUCCESS:
-            log.warning("OTLP metrics not delivered to %s", settings.endpoint)
-            return []
+        counted = [record for record in records if not record.delivered]  # never counted twice
+        if counted:
+            data = telemetry.metrics(counted, where)
+            timeout_ms = (settings.timeout or 10.0) * 1000
+            result = metric_exporter.export(data, timeout_millis=timeout_ms)
+            if result != MetricExportResult.SUCCESS:
+                log.warning("OTLP metrics not delivered to %s", settings.endpoint)
+                return []
     finally:
         span_exporter.shutdown()
         metric_exporter.shutdown()
