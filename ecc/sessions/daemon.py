@@ -43,6 +43,7 @@ from ecc.store.models import TERMINAL, State, age_seconds
 
 if TYPE_CHECKING:
     from ecc.contract.types import Config
+    from ecc.observability.exports import Backoff
 
 log = logging.getLogger("ecc.daemon")
 
@@ -207,7 +208,7 @@ class Daemon:
         self.config = config
         self.interval = interval
         self.stopping = threading.Event()
-        self.export_backoff: Any = None
+        self.export_backoff: Backoff | None = None  # kept across passes
 
     def _exports(self) -> list[dict[str, Any]]:
         from ecc.observability import exports
