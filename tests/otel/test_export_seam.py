@@ -186,6 +186,6 @@ def test_doctor_says_whether_and_where_ecc_otel_sends(monkeypatch: pytest.Monkey
     monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:4318")
     monkeypatch.setenv("OTEL_EXPORTER_OTLP_PROTOCOL", "http/json")
     assert otel_check()["level"] == "fail"
-    monkeypatch.setenv("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc")
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_PROTOCOL", "http/protobuf")
     on = otel_check()
-    assert on["level"] == "ok" and on["detail"] == "OTLP grpc to http://127.0.0.1:4318"
+    assert on["level"] == "ok" and on["detail"] == "OTLP http/protobuf to http://127.0.0.1:4318"
