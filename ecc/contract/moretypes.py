@@ -231,9 +231,11 @@ class SessionRecord:
       ``output_tokens``, ``cost_usd``, ``created_at``, ``started_at``, ``ended_at``…);
     * ``events``: oldest first, each ``kind`` (``transition`` for a state change, with
       ``from_state`` and ``to_state``), ``reason``, ``data`` and ``created_at``;
-    * ``tool_calls``: oldest first, each ``tool``, ``input_json``, ``score``, ``action`` (the
-      risk's suggestion), ``reasons``, ``decision`` (what the harness was told, or
-      ``observed``), ``call_id``, ``source`` and ``created_at``;
+    * ``tool_calls``: oldest first, each ``tool``, ``input_json`` (the whole input, as
+      recorded), ``input_excerpt`` (one line of it, at most 256 characters, common credential
+      shapes masked: what to send elsewhere), ``score``, ``action`` (the risk's suggestion),
+      ``reasons``, ``decision`` (what the harness was told, or ``observed``), ``call_id``,
+      ``source`` and ``created_at``;
     * ``approvals``: the session's held calls, each ``id``, ``tool``, ``created_at``,
       ``decision``, ``decided_by`` and ``decided_at`` (None while undecided);
     * ``delivered``: this exporter already delivered this very end of the session (``ecc export

@@ -34,6 +34,7 @@ log = logging.getLogger("ecc.observability.exports")
 
 BATCH = 50  # sessions per call of an exporter
 AFTER_SESSION_DEADLINE_SECS = 10.0  # how long a runner gives its exporters before it exits
+EXCERPT_CHARS = 256  # of a tool call's input, in ``input_excerpt``
 
 
 def installed() -> bool:
@@ -46,14 +47,20 @@ def installed() -> bool:
 
 def record(store: Store, session: Session, delivered: bool = False) -> SessionRecord:
     """What the store holds about ``session``, as exporters receive it."""
-    from ecc.contract.types import SessionRecord
+    import json
 
+    from ecc.contract.types import SessionRecord
+    from ecc.observability.approvals import excerpt
+
+    calls = store.list_tool_calls(session.id)
+    for call in calls:  # what may leave the machine: one line, credentials masked
+        call["input_excerpt"] = excerpt(json.loads(call["input_json"]), EXCERPT_CHARS)
     approvals = store.list_approvals(pending=False, session_id=session.id)
     keep = ("id", "tool", "score", "action", "created_at", "decision", "decided_by", "decided_at")
     return SessionRecord(
         session=session.as_dict(),
         events=tuple(store.list_events(session.id)),
-        tool_calls=tuple(store.list_tool_calls(session.id)),
+        tool_calls=tuple(calls),
         approvals=tuple({key: row.get(key) for key in keep} for row in approvals),
         delivered=delivered,
     )

@@ -17,7 +17,11 @@ from tests.conftest import run_ecc
 from tests.otel.receiver import GrpcReceiver, Receiver, attributes
 from tests.sessions.conftest import ecc_json, wait_state, wait_until
 
-CALLS = ["ls -la", "rm -rf node_modules"]  # scored allow and require_confirmation
+SECRET = "sekrit-token-123"
+CALLS = [  # scored review and require_confirmation; the first carries a credential
+    f'curl -s -H "Authorization: Bearer {SECRET}" https://example.invalid/status',
+    "rm -rf node_modules",
+]
 
 
 @pytest.fixture
@@ -106,21 +110,22 @@ def test_a_shell_session_with_two_tool_calls_arrives_as_spans_and_metrics(
     assert {span.parent_span_id for span in tools} == {root.span_id}
     assert len({span.span_id for span in tools}) == 2
     tool_attrs = sorted((attributes(span.attributes) for span in tools), key=str)
-    by_input = {json.loads(a["ecc.tool.input"])["command"]: a for a in tool_attrs}
+    assert not any(SECRET in str(a) for a in tool_attrs)  # masked before it leaves
+    by_input = {a["ecc.tool.input"].replace("***", SECRET): a for a in tool_attrs}
     for row in recorded:
         sent = by_input[row["input"]["command"]]
         assert sent["ecc.tool.risk_score"] == pytest.approx(row["score"])
         assert sent["ecc.tool.action"] == row["action"]
         assert sent["ecc.tool.decision"] == row["decision"]
-    assert {a["ecc.tool.action"] for a in tool_attrs} == {"allow", "require_confirmation"}
+    assert {a["ecc.tool.action"] for a in tool_attrs} == {"review", "require_confirmation"}
     for span in tools:
         assert root.start_time_unix_nano <= span.end_time_unix_nano <= root.end_time_unix_nano
 
     points = wait_until(lambda: receiver.metric_points().get("ecc.tool_calls"), 30, "metrics")
     metrics = receiver.metric_points()
     assert sorted(a["ecc.tool.action"] for a, value, _ in points for _ in range(int(value))) == [
-        "allow",
         "require_confirmation",
+        "review",
     ]
     [(state, count, temporality)] = metrics["ecc.sessions"]
     assert state == {"ecc.harness": "shell", "ecc.session.state": "completed"} and count == 1

@@ -207,7 +207,7 @@ def spans(record: SessionRecord, where: Resource) -> list[ReadableSpan]:
                     {
                         "ecc.session.id": record.id,
                         "ecc.tool.name": call.get("tool"),
-                        "ecc.tool.input": _excerpt(call.get("input_json") or ""),
+                        "ecc.tool.input": call.get("input_excerpt"),
                         "ecc.tool.risk_score": call.get("score"),
                         "ecc.tool.action": call.get("action"),
                         "ecc.tool.decision": call.get("decision"),
