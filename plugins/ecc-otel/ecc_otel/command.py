@@ -23,7 +23,7 @@ def otel_group() -> None:
     help="Send every session that ended since WHEN (90m, 2h, 7d, or an ISO date or time), "
     "sent before or not; without it, those not sent yet.",
 )
-@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")
 @click.pass_context
 def export_command(ctx: click.Context, since: str | None, as_json: bool) -> None:
     """Send finished sessions as spans and metrics to the OTLP endpoint (OTEL_EXPORTER_OTLP_*)."""
