@@ -136,6 +136,8 @@ def test_a_shell_session_with_two_tool_calls_arrives_as_spans_and_metrics(
     # delivered once: nothing is due any more, and the store remembers it
     again = ecc_json("export")
     assert again["exporters"] == [{"exporter": "otel", "offered": 0, "delivered": 0, "error": ""}]
+    said = run_ecc("export")
+    assert (said.returncode, said.stdout) == (0, "otel: 0 of 0 delivered\n"), said.stderr
     assert store.export_marks(session_id) == {"otel": session.ended_at}
 
 
