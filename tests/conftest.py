@@ -34,7 +34,8 @@ def isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     }.items():
         monkeypatch.setenv(name, str(tmp_path / sub))
     for name in list(os.environ):
-        if name.startswith("ECC__") or name in {
+        # OTEL_*: no test session is sent to a collector the developer's environment names
+        if name.startswith(("ECC__", "OTEL_")) or name in {
             "ECC_CONFIG",
             "ECC_PLUGINS",
             "ECC_SESSION_ID",

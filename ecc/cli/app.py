@@ -65,6 +65,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "deny": ("ecc.cli.approvals_cmd", "deny_command", "Refuse a held tool call."),
     "notify": ("ecc.cli.notify_cmd", "notify_group", "Test and inspect notifications."),
     "budget": ("ecc.cli.budget_cmd", "budget_command", "Token and cost use against budgets."),
+    "export": ("ecc.cli.export_cmd", "export_command", "Send finished sessions to exporters."),
     "remote": ("ecc.cli.remote_cmd", "remote_group", "Serve or use the HTTP API for sessions."),
     "web": ("ecc.cli.web_cmd", "web_command", "Watch and answer sessions in a browser."),
     "dashboard": (

@@ -2,7 +2,7 @@
 
 Every extension point is a hook declared here. A plugin is any module or object with functions
 marked ``@ecc.hookimpl`` whose names and arguments match these specs (a plugin may take fewer
-arguments than a spec offers, never others). Plugins are found through six entry-point groups:
+arguments than a spec offers, never others). Plugins are found through seven entry-point groups:
 
 ``ecc.adapters``         harnesses: command lines, env, profiles, resume, detection, output, hooks,
                          the shared rules, commands and hooks in each harness's own files
@@ -11,6 +11,7 @@ arguments than a spec offers, never others). Plugins are found through six entry
 ``ecc.memory_backends``  storage of ``ecc.memory.v1`` documents
 ``ecc.executors``        where sessions run: this machine (``local``) or a worker pool
 ``ecc.forges``           code hosts: opening a pull request for a session's pushed branch
+``ecc.exporters``        telemetry: sending what finished sessions recorded to another system
 
 A plugin implements only hooks of its own group's family (each spec's ``@family``;
 ``ecc_register_commands`` and ``ecc_doctor_checks`` belong to every group): ecc loads a group
@@ -53,6 +54,7 @@ if TYPE_CHECKING:
         PullRequest,
         PullRequestProposal,
         RiskContribution,
+        SessionRecord,
         SurfacePlan,
         SyncSource,
         ToolCall,
@@ -67,6 +69,7 @@ NOTIFIERS = "ecc.notifiers"
 RISK_SCORERS = "ecc.risk_scorers"
 MEMORY_BACKENDS = "ecc.memory_backends"
 FORGES = "ecc.forges"
+EXPORTERS = "ecc.exporters"
 
 # The entry-point groups and what one of their plugins is called, in the order they load: always
 # as a prefix of this order, so the most used come first (``ecc run -d`` needs adapters and
@@ -78,6 +81,7 @@ GROUPS: dict[str, str] = {
     RISK_SCORERS: "risk scorer",
     MEMORY_BACKENDS: "memory backend",
     FORGES: "forge",
+    EXPORTERS: "exporter",
 }
 
 
@@ -310,6 +314,30 @@ def ecc_open_pull_request(proposal: PullRequestProposal, config: Config) -> Pull
     Raise :class:`ecc.contract.errors.EccError` with one line for a failure the user must fix
     (a CLI missing, not logged in, the host refusing). The built-in ``github`` plugin
     (``gh pr create``) is ``trylast``: every other forge is asked first.
+    """
+
+
+# -- exporters (group ecc.exporters) --------------------------------------------------------
+
+
+@hookspec
+@family(EXPORTERS)
+def ecc_export_sessions(sessions: list[SessionRecord], config: Config) -> list[str] | None:
+    """Send finished sessions' records to another system; return the ids of those delivered.
+
+    ``sessions`` are terminal sessions this exporter has not delivered yet (or, for ``ecc
+    export --since``, every one that ended since then), each a
+    :class:`ecc.contract.types.SessionRecord`: the session row, its state changes and other
+    events, its tool calls and its held-call approvals, read from the store. ecc remembers
+    the ids returned (with the session's ``ended_at``) and offers the others again later: the
+    runner calls this once its session is recorded as ended (on a thread, with a deadline: the
+    session is never held up), the daemon on its passes for whatever is still undelivered, and
+    ``ecc export`` on demand. Delivery is therefore at least once: derive every identifier you
+    send from the records (never at random), so a repeat is recognisably the same.
+
+    Return None (or ``[]``) when you deliver nothing, for instance when you are not configured;
+    raise for a failure worth logging. Never prompt, never keep the caller longer than your own
+    timeout.
     """
 
 

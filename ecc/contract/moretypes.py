@@ -238,3 +238,39 @@ class SurfacePlan:
     mode: str  # one of SURFACE_MODES
     files: list[SurfaceFile] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # one line each: translations, what is lost
+
+
+@dataclass(frozen=True)
+class SessionRecord:
+    """What the store holds about one finished session, as an exporter receives it
+    (``ecc_export_sessions``). Plain data read once: the exporter never reaches the store.
+
+    * ``session``: the row as ``ecc status --json`` prints it (``id``, ``task``, ``harness``,
+      ``state``, ``reason``, ``profile_name``, ``executor``, ``repo_root``, ``repo_url``,
+      ``worktree_branch``, ``exit_code``, ``exit_signal``, ``input_tokens``,
+      ``output_tokens``, ``cost_usd``, ``created_at``, ``started_at``, ``ended_at``…);
+    * ``events``: oldest first, each ``kind`` (``transition`` for a state change, with
+      ``from_state`` and ``to_state``), ``reason``, ``data`` and ``created_at``;
+    * ``tool_calls``: oldest first, each ``tool``, ``input_json`` (the whole input, as
+      recorded), ``input_excerpt`` (one line of it, at most 256 characters, common credential
+      shapes masked: what to send elsewhere), ``score``, ``action`` (the risk's suggestion),
+      ``reasons``, ``decision`` (what the harness was told, or ``observed``), ``call_id``,
+      ``source`` and ``created_at``;
+    * ``approvals``: the session's held calls, each ``id``, ``tool``, ``created_at``,
+      ``decision``, ``decided_by`` and ``decided_at`` (None while undecided);
+    * ``delivered``: this exporter already delivered this very end of the session (``ecc export
+      --since`` sends it again): resend what a backend deduplicates (spans with the same ids),
+      never what it would add up twice (counts).
+
+    Times are ISO-8601 UTC text with milliseconds and ``Z``.
+    """
+
+    session: dict[str, Any]
+    events: tuple[dict[str, Any], ...] = ()
+    tool_calls: tuple[dict[str, Any], ...] = ()
+    approvals: tuple[dict[str, Any], ...] = ()
+    delivered: bool = False
+
+    @property
+    def id(self) -> str:
+        return str(self.session["id"])

@@ -39,6 +39,7 @@ if TYPE_CHECKING:  # for type checkers only: defining a Protocol costs every hot
         PullRequestProposal,
         SessionEnforcement,
         SessionMcpServer,
+        SessionRecord,
         SurfaceFile,
         SurfacePlan,
         SyncCommand,
@@ -167,6 +168,7 @@ DEFERRED = frozenset(
         "SyncSource",
         "SurfaceFile",
         "SurfacePlan",
+        "SessionRecord",
     }
 )
 
@@ -190,6 +192,7 @@ __all__ = [  # the public names, defined here or in ecc.contract.moretypes
     "RiskContribution",
     "SessionEnforcement",
     "SessionMcpServer",
+    "SessionRecord",
     "SurfaceFile",
     "SurfacePlan",
     "SyncCommand",

@@ -19,6 +19,9 @@ Each pass runs these steps, each isolated (an error is logged and the pass goes 
 5. **budgets** — budget alerts and the limit action for every active session.
 6. **prune** — only when ``prune_worktrees`` is on: finished sessions older than
    ``worktree_retention_secs`` lose a clean worktree; a branch goes only when merged.
+6. **exports** — only when an exporter plugin is installed: finished sessions not yet delivered
+   to an exporter are offered again (:mod:`ecc.observability.exports`; an exporter that
+   delivered nothing is tried again after a growing wait).
 
 SIGTERM/SIGINT stop the loop between steps. A lock keeps a second daemon off the same store.
 While it runs (not ``--once``), a thread serves the memory vault's tree watcher
@@ -43,6 +46,7 @@ from ecc.store.models import TERMINAL, State, age_seconds
 
 if TYPE_CHECKING:
     from ecc.contract.types import Config
+    from ecc.observability.exports import Backoff
 
 log = logging.getLogger("ecc.daemon")
 
@@ -216,6 +220,14 @@ class Daemon:
         self.config = config
         self.interval = interval
         self.stopping = threading.Event()
+        self.export_backoff: Backoff | None = None  # kept across passes
+
+    def _exports(self) -> list[dict[str, Any]]:
+        from ecc.observability import exports
+
+        if self.export_backoff is None:
+            self.export_backoff = exports.Backoff()
+        return exports.daemon_step(self.store, self.config, self.export_backoff)
 
     def steps(self) -> list[tuple[str, Any]]:
         steps: list[tuple[str, Any]] = [
@@ -227,6 +239,7 @@ class Daemon:
         ]
         if self.config.prune_worktrees:
             steps.append(("prune", lambda: prune(self.store, self.config)))
+        steps.append(("exports", self._exports))
         return steps
 
     def run_pass(self) -> dict[str, Any]:

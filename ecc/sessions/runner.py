@@ -543,6 +543,7 @@ def run_remote_session(session_id: str, *, host: str | None = None) -> str:
 
     runner = Runner(session_id, fastconfig.view(), PoolPlacement, host=host)
     runner.run()
+    _export(runner)
     _drain_spools(runner)
     if runner.outcome == "not started":
         final = None
@@ -566,7 +567,24 @@ def run_session(session_id: str) -> int:
     from ecc.sessions.executor import runner_log_path
 
     logs.for_runner(runner_log_path(session_id))  # rotating, when stderr is that log
-    return Runner(session_id, fastconfig.view()).run()
+    runner = Runner(session_id, fastconfig.view())
+    status = runner.run()
+    _export(runner)
+    return status
+
+
+def _export(runner: Runner) -> None:
+    """The session's end is recorded (its slot free, ``ecc run`` returned): offer it to the
+    exporter plugins, within a deadline (:func:`ecc.observability.exports.after_session`).
+    Never changes the outcome; what is not delivered now the daemon offers again."""
+    if runner.outcome in ("unknown session", "refused-duplicate"):
+        return  # another runner owns (and exports) the session
+    try:
+        from ecc.observability.exports import after_session
+
+        after_session(runner.config, runner.session_id)
+    except Exception as exc:
+        log.warning("export after the session failed: %s", exc)
 
 
 def _drain_spools(runner: Runner) -> None:

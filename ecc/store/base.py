@@ -24,6 +24,7 @@ from ecc.store.conflicts import Conflicts
 from ecc.store.conversation import Conversation
 from ecc.store.groups import Groups
 from ecc.store.mail import Mail
+from ecc.store.exports import Exports
 from ecc.store.models import (
     ACTIVE,
     TERMINAL,
@@ -73,7 +74,7 @@ class DaemonLock:
         raise NotImplementedError
 
 
-class Store(Records, Conversation, Schedules, Conflicts, Groups, Mail):
+class Store(Records, Conversation, Schedules, Conflicts, Groups, Mail, Exports):
     """One connection to the session database. Not shared between threads."""
 
     dialect: str
@@ -334,7 +335,14 @@ class Store(Records, Conversation, Schedules, Conflicts, Groups, Mail):
                 raise EccError(f"no session {session_id}")
             if State(row["state"]) in ACTIVE:
                 raise EccError(f"session {session_id} is {row['state']}; stop it first")
-            for table in ("output", "output_spool", "events", "worktree_queue", "messages"):
+            for table in (
+                "output",
+                "output_spool",
+                "events",
+                "worktree_queue",
+                "messages",
+                "exports",
+            ):
                 self._exec(f"DELETE FROM {table} WHERE session_id = ?", (session_id,))
             self._exec(
                 "UPDATE tool_calls SET session_id = NULL WHERE session_id = ?", (session_id,)

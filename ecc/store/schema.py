@@ -287,6 +287,17 @@ MIGRATIONS: list[list[str]] = [
         """,
         "CREATE INDEX mail_recipient ON mail (recipient_id, id)",
     ],
+    [  # 14: which finished sessions each exporter plugin delivered, and of which end (issue 24)
+        """
+        CREATE TABLE exports (
+            exporter TEXT NOT NULL,
+            session_id TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+            ended_at TEXT NOT NULL,
+            exported_at TEXT NOT NULL,
+            PRIMARY KEY (exporter, session_id)
+        )
+        """,
+    ],
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

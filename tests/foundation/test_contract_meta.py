@@ -140,6 +140,7 @@ def sample_arguments(tmp_path: Path) -> dict[str, Any]:
         LaunchContext,
         Notification,
         PullRequestProposal,
+        SessionRecord,
         SyncCommand,
         SyncSource,
         ToolCall,
@@ -187,6 +188,12 @@ def sample_arguments(tmp_path: Path) -> dict[str, Any]:
             title="fix the test",
             body="fix the test",
         ),
+        "sessions": [
+            SessionRecord(
+                session={"id": "s1", "state": "completed", "harness": OWNER},
+                tool_calls=({"tool": "sh", "decision": "allow"},),
+            )
+        ],
         "surface": "commands",
         "source": SyncSource(
             project_dir=project,

@@ -44,6 +44,7 @@ ALL_TYPES = HOOK_TYPES | {
     "SyncSource",
     "SurfaceFile",
     "SurfacePlan",
+    "SessionRecord",
 }
 
 PROBE = """

@@ -18,8 +18,10 @@ from tests.conftest import REPO
 
 CORE = "ecc-control-plane"
 MEMBERS = ["adapters/claude", "adapters/codex", "adapters/gemini", "adapters/opencode"]
-PLUGINS = ["plugins/ecc-celery"]
-EXTRAS = {"mcp", "tui", "remote", "web", "celery", "claude", "codex", "gemini", "opencode", "all"}
+PLUGINS = ["plugins/ecc-celery", "plugins/ecc-otel"]
+EXTRAS = {
+    "mcp", "tui", "remote", "web", "celery", "otel", "claude", "codex", "gemini", "opencode", "all"
+}  # fmt: skip
 
 
 def project(folder: str) -> dict[str, Any]:
@@ -65,7 +67,8 @@ def test_every_member_depends_on_the_core_by_its_name_in_a_compatible_range(fold
 def test_the_core_is_small_and_every_front_is_an_extra() -> None:
     core = project(".")
     names = {re.split(r"[<>=~!\[; ]", dep, maxsplit=1)[0].lower() for dep in core["dependencies"]}
-    assert not names & {"mcp", "textual", "fastapi", "uvicorn", "jinja2", "celery"}, names
+    heavy = {"mcp", "textual", "fastapi", "uvicorn", "jinja2", "celery", "opentelemetry-sdk"}
+    assert not names & heavy, names
     extras = core["optional-dependencies"]
     assert set(extras) >= EXTRAS
     assert requirement(extras["mcp"], "mcp") == "mcp>=2"  # mcp.server.mcpserver is new in 2

@@ -1,0 +1,1 @@
+"""ecc-otel: finished ecc sessions as OpenTelemetry traces and metrics over OTLP."""
