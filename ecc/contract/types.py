@@ -32,6 +32,7 @@ if TYPE_CHECKING:  # for type checkers only: defining a Protocol costs every hot
     from ecc.contract.moretypes import (
         HarnessInfo,
         LaunchContext,
+        MemoryCandidate,
         Notification,
         OutputEvent,
         ProfileTranslation,
@@ -165,6 +166,7 @@ DEFERRED = frozenset(
         "SyncSource",
         "SurfaceFile",
         "SurfacePlan",
+        "MemoryCandidate",
     }
 )
 
@@ -180,6 +182,7 @@ __all__ = [  # the public names, defined here or in ecc.contract.moretypes
     "IntegrationRequest",
     "IntegrationResult",
     "LaunchContext",
+    "MemoryCandidate",
     "Notification",
     "OutputEvent",
     "ProfileTranslation",

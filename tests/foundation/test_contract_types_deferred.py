@@ -43,6 +43,7 @@ ALL_TYPES = HOOK_TYPES | {
     "SyncSource",
     "SurfaceFile",
     "SurfacePlan",
+    "MemoryCandidate",
 }
 
 PROBE = """

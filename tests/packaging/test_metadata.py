@@ -18,8 +18,9 @@ from tests.conftest import REPO
 
 CORE = "ecc-control-plane"
 MEMBERS = ["adapters/claude", "adapters/codex", "adapters/gemini", "adapters/opencode"]
-PLUGINS = ["plugins/ecc-celery"]
-EXTRAS = {"mcp", "tui", "remote", "web", "celery", "claude", "codex", "gemini", "opencode", "all"}
+PLUGINS = ["plugins/ecc-celery", "plugins/ecc-semantic"]
+EXTRAS = {"mcp", "tui", "remote", "web", "celery", "semantic", "claude", "codex", "gemini",
+          "opencode", "all"}  # fmt: skip
 
 
 def project(folder: str) -> dict[str, Any]:

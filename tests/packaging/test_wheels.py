@@ -20,7 +20,7 @@ from tests.conftest import REPO
 pytestmark = pytest.mark.slow
 
 SOURCES = [".", "adapters/claude", "adapters/codex", "adapters/gemini", "adapters/opencode",
-           "plugins/ecc-celery"]  # fmt: skip
+           "plugins/ecc-celery", "plugins/ecc-semantic"]  # fmt: skip
 WHEELHOUSE = Path(sys.prefix) / "wheelhouse"
 UV = Path(sys.executable).with_name("uv")
 
@@ -59,7 +59,8 @@ def wheels(tmp_path_factory: pytest.TempPathFactory) -> Path:
     )  # fmt: skip
     names = sorted(path.name.split("-")[0] for path in built.glob("*.whl"))
     assert names == ["ecc_adapter_claude", "ecc_adapter_codex", "ecc_adapter_gemini",
-                     "ecc_adapter_opencode", "ecc_celery", "ecc_control_plane"], names  # fmt: skip
+                     "ecc_adapter_opencode", "ecc_celery", "ecc_control_plane",
+                     "ecc_semantic"], names  # fmt: skip
     return built
 
 
@@ -154,6 +155,7 @@ def test_the_smoke_set_from_wheels(everything: Path, repo: Path) -> None:
         assert owners[("ecc.adapters", harness)] == f"ecc-adapter-{harness}"
     assert owners[("ecc.adapters", "shell")] == "ecc-control-plane"
     assert owners[("ecc.executors", "celery")] == "ecc-celery"
+    assert owners[("ecc.memory_rankers", "semantic")] == "ecc-semantic"
 
     title = ["--title", "Wheels install offline", "--kind", "decision", "--stdin"]
     saved = run(everything, "ecc", "memory", "save", *title, cwd=repo, stdin="From wheels.\n")
