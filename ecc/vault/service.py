@@ -241,17 +241,25 @@ def memory_settings() -> tuple[str, dict[str, Any]]:
     Memory commands are on agents' hot paths: the cached config view avoids importing pydantic
     (a miss or a changed layer file goes through the full loader).
     """
-    from ecc.runtime.config import view as fastconfig
-
-    memory = fastconfig.view()["memory"]
-    return str(memory["backend"]), _plain(memory["settings"])
+    return _backend_of(_memory_table())
 
 
 def memory_ranker() -> tuple[str, dict[str, Any]]:
     """``memory.ranker`` and ``memory.ranker_settings`` (the same cached view)."""
+    return _ranker_of(_memory_table())
+
+
+def _memory_table() -> Any:
     from ecc.runtime.config import view as fastconfig
 
-    memory = fastconfig.view()["memory"]
+    return fastconfig.view()["memory"]
+
+
+def _backend_of(memory: Any) -> tuple[str, dict[str, Any]]:
+    return str(memory["backend"]), _plain(memory["settings"])
+
+
+def _ranker_of(memory: Any) -> tuple[str, dict[str, Any]]:
     return str(memory.get("ranker") or ""), _plain(memory.get("ranker_settings") or {})
 
 
@@ -275,8 +283,9 @@ def open_service(*, cwd: Path | None = None, env: Mapping[str, str] | None = Non
     """The vault service on the configured backend (obtained through the plugin hook)."""
     from ecc.vault.backend import load_backend
 
-    name, settings = memory_settings()
-    ranker, ranker_settings = memory_ranker()
+    memory = _memory_table()  # one read of the config view: this is a search's hot path
+    name, settings = _backend_of(memory)
+    ranker, ranker_settings = _ranker_of(memory)
     return VaultService(
         load_backend(name, settings),
         cwd=cwd,

@@ -11,6 +11,7 @@ Transformer, mean Pooling, Normalize).
 from __future__ import annotations
 
 import json
+import math
 from importlib.util import find_spec
 from pathlib import Path
 from typing import Any
@@ -51,7 +52,7 @@ def _erf(x: np.ndarray) -> np.ndarray:
 
 
 def _gelu(x: np.ndarray) -> np.ndarray:
-    return 0.5 * x * (1.0 + _erf(x / np.sqrt(2.0)))
+    return 0.5 * x * (1.0 + _erf(x * (1.0 / math.sqrt(2.0))))  # Python floats keep float32
 
 
 class Encoder:
@@ -139,12 +140,12 @@ class Encoder:
         size = hidden // self.heads
         x = self.words[ids] + self.positions[:width][None] + self.segment
         x = self._norm(x, self.norm0).reshape(batch * width, hidden)  # one row per token
-        hide = ((1.0 - mask) * -1e9)[:, None, None, :]  # padding takes no attention
+        hide = ((1.0 - mask) * np.float32(-1e9))[:, None, None, :]  # padding takes no attention
         for block in self.blocks:
             qkv = x @ block["qkv"] + block["qkv_b"]
             qkv = qkv.reshape(batch, width, 3, self.heads, size).transpose(2, 0, 3, 1, 4)
             q, k, v = (np.ascontiguousarray(qkv[part]) for part in range(3))
-            scores = q @ k.transpose(0, 1, 3, 2) / np.sqrt(size) + hide
+            scores = q @ k.transpose(0, 1, 3, 2) * (1.0 / math.sqrt(size)) + hide
             scores = np.exp(scores - scores.max(-1, keepdims=True))
             scores /= scores.sum(-1, keepdims=True)
             context = (scores @ v).transpose(0, 2, 1, 3).reshape(batch * width, hidden)
