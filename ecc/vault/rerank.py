@@ -146,4 +146,15 @@ def call_ranker(
             f"No memory ranker named {ranker!r} is installed (or ECC_PLUGINS leaves it out): "
             f'{hint}, or set memory.ranker to "".'
         )
-    return [(str(key), float(similarity)) for key, similarity in answer]
+    return pairs(ranker, answer)
+
+
+def pairs(ranker: str, answer: Any) -> list[tuple[str, float]]:
+    """The ranker's answer as ``(key, similarity)`` pairs; anything else is its error, in one
+    line (a plugin's mistake must not end the search in a traceback)."""
+    try:
+        return [(str(key), float(similarity)) for key, similarity in answer]
+    except (TypeError, ValueError, OverflowError):
+        raise EccError(
+            f"Memory ranker {ranker!r} answered something other than (key, similarity) pairs."
+        ) from None

@@ -162,6 +162,12 @@ def test_the_smoke_set_from_wheels(everything: Path, repo: Path) -> None:
     assert saved.returncode == 0, saved
     found = run(everything, "ecc", "memory", "search", "wheels offline", "--json", cwd=repo)
     assert "Wheels install offline" in found.stdout, found
+    # ecc-semantic's model comes inside a wheel too: semantic recall works offline
+    meant = run(everything, "ecc", "memory", "search", "--semantic", "installing packages",
+                "--json", cwd=repo)  # fmt: skip
+    assert meant.returncode == 0, meant
+    assert json.loads(meant.stdout)["ranker"] == "semantic", meant.stdout
+    assert "Wheels install offline" in meant.stdout, meant.stdout
 
     session = run(everything, "ecc", "run", "--harness", "shell", "echo from-a-wheel", cwd=repo)
     assert session.returncode == 0 and "from-a-wheel" in session.stdout, session
