@@ -6,7 +6,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 ADAPTERS := adapters/claude adapters/codex adapters/opencode adapters/gemini
-PLUGINS  := plugins/ecc-celery plugins/ecc-otel
+PLUGINS  := plugins/ecc-celery plugins/ecc-otel plugins/ecc-semantic
 WHEELHOUSE := $(VENV)/wheelhouse
 SOURCES  := pyproject.toml $(wildcard adapters/*/pyproject.toml) $(wildcard plugins/*/pyproject.toml)
 
@@ -34,7 +34,8 @@ wheelhouse:
 	$(BIN)/python -m pip download --quiet --only-binary=:all: -d $(WHEELHOUSE) \
 		".[all]" $(foreach a,$(ADAPTERS) $(PLUGINS),./$(a))
 	rm -f $(WHEELHOUSE)/ecc_control_plane-* $(WHEELHOUSE)/ecc_adapter_* $(WHEELHOUSE)/ecc_celery-* \
-		$(WHEELHOUSE)/ecc_otel-*
+		$(WHEELHOUSE)/ecc_otel-* \
+		$(WHEELHOUSE)/ecc_semantic-*
 
 # the lowest versions the distributions allow of their direct dependencies, with a smoke set
 lowest: install

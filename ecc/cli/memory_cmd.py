@@ -319,14 +319,16 @@ def search_command(
     kinds: tuple[str, ...],
     target_harness: str | None,
     limit: int | None,
+    semantic: bool,
     as_json: bool,
 ) -> None:
     """Search active memories (default scopes project and team). Use -- before a query
     that starts with a dash."""
     from ecc.cli.fast import search as searchcall
 
-    chosen = {"query": list(query), "scopes": list(scopes), "kinds": list(kinds)}
-    result = searchcall.search({**chosen, "target_harness": target_harness, "limit": limit})
+    chosen: dict[str, Any] = {"query": list(query), "scopes": list(scopes), "kinds": list(kinds)}
+    chosen.update(target_harness=target_harness, limit=limit, semantic=semantic)
+    result = searchcall.search(chosen)
     if as_json:
         _emit_json(result)
         return

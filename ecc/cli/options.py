@@ -220,6 +220,12 @@ SEARCH = (
         help="Only memories targeted at this harness (or all).",
     ),
     Option("--limit", dest="limit", kind=NUMBER, help="Maximum results (1-100, default 20)."),
+    Option(
+        "--semantic",
+        dest="semantic",
+        kind=FLAG,
+        help="Re-rank by meaning with the semantic ranker plugin (ecc-semantic).",
+    ),
     JSON,
 )
 

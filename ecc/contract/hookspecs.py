@@ -2,7 +2,7 @@
 
 Every extension point is a hook declared here. A plugin is any module or object with functions
 marked ``@ecc.hookimpl`` whose names and arguments match these specs (a plugin may take fewer
-arguments than a spec offers, never others). Plugins are found through seven entry-point groups:
+arguments than a spec offers, never others). Plugins are found through eight entry-point groups:
 
 ``ecc.adapters``         harnesses: command lines, env, profiles, resume, detection, output, hooks,
                          the shared rules, commands and hooks in each harness's own files
@@ -12,6 +12,7 @@ arguments than a spec offers, never others). Plugins are found through seven ent
 ``ecc.executors``        where sessions run: this machine (``local``) or a worker pool
 ``ecc.forges``           code hosts: opening a pull request for a session's pushed branch
 ``ecc.exporters``        telemetry: sending what finished sessions recorded to another system
+``ecc.memory_rankers``   re-ordering a memory search's results (``--semantic``)
 
 A plugin implements only hooks of its own group's family (each spec's ``@family``;
 ``ecc_register_commands`` and ``ecc_doctor_checks`` belong to every group): ecc loads a group
@@ -48,6 +49,7 @@ if TYPE_CHECKING:
         IntegrationRequest,
         IntegrationResult,
         LaunchContext,
+        MemoryCandidate,
         Notification,
         OutputEvent,
         ProfileTranslation,
@@ -70,6 +72,7 @@ RISK_SCORERS = "ecc.risk_scorers"
 MEMORY_BACKENDS = "ecc.memory_backends"
 FORGES = "ecc.forges"
 EXPORTERS = "ecc.exporters"
+MEMORY_RANKERS = "ecc.memory_rankers"
 
 # The entry-point groups and what one of their plugins is called, in the order they load: always
 # as a prefix of this order, so the most used come first (``ecc run -d`` needs adapters and
@@ -82,6 +85,7 @@ GROUPS: dict[str, str] = {
     MEMORY_BACKENDS: "memory backend",
     FORGES: "forge",
     EXPORTERS: "exporter",
+    MEMORY_RANKERS: "memory ranker",
 }
 
 
@@ -271,6 +275,34 @@ def ecc_memory_backend(name: str, settings: dict[str, Any]) -> Any | None:
     """Return the storage object for the vault service if ``name`` is yours, else None.
 
     The object implements :class:`ecc.vault.backend.MemoryBackend`.
+    """
+
+
+# -- memory rankers (group ecc.memory_rankers) ----------------------------------------------
+
+
+@hookspec(firstresult=True)
+@family(MEMORY_RANKERS)
+def ecc_memory_rerank(
+    name: str,
+    query: str,
+    candidates: list[MemoryCandidate],
+    whole_indexes: list[str],
+    cache_dir: Path | None,
+    settings: dict[str, Any],
+) -> list[tuple[str, float]] | None:
+    """Re-order a memory search's candidates if the ranker ``name`` is yours, else None.
+
+    Called by ``ecc memory search --semantic`` (``name`` ``semantic``) and by every search when
+    ``[memory] ranker`` names a ranker, with ``[memory.ranker_settings]`` as ``settings``; only
+    the entry point called ``name`` is loaded. ``candidates``
+    (:class:`ecc.contract.types.MemoryCandidate`) are the exact search's best matches in its
+    order, then, in a vault small enough, the memories it did not match at all. Return
+    ``(key, similarity)`` pairs, best first: the search keeps that order (cut to its limit) and
+    shows each similarity; a candidate left out is not shown. ``cache_dir`` is the directory of
+    the derived indexes (None when nothing may be written): keep what you derive there, keyed by
+    the candidates' ``digest``; ``whole_indexes`` names the indexes every active memory of which
+    is among the candidates, so entries of those that no candidate names may be forgotten.
     """
 
 

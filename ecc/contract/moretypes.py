@@ -274,3 +274,22 @@ class SessionRecord:
     @property
     def id(self) -> str:
         return str(self.session["id"])
+
+
+@dataclass(frozen=True)
+class MemoryCandidate:
+    """One active memory offered to a memory ranker (``ecc_memory_rerank``).
+
+    ``text`` is what the memory says (title, tags and body, one per line) and ``digest`` the
+    SHA-256 of that text: a ranker caching anything derived from the text keys it by ``digest``,
+    so a changed memory is seen as new. ``index`` names the derived index of the memory's scope
+    (``ecc_memory_rerank``'s ``whole_indexes`` lists those it was offered whole).
+    """
+
+    key: str  # opaque and unique in one call: what the ranker's answer names
+    memory_id: str
+    scope: str
+    index: str
+    digest: str
+    text: str
+    score: int  # the exact (lexical) search's score; 0 for a memory it did not match

@@ -32,6 +32,7 @@ if TYPE_CHECKING:  # for type checkers only: defining a Protocol costs every hot
     from ecc.contract.moretypes import (
         HarnessInfo,
         LaunchContext,
+        MemoryCandidate,
         Notification,
         OutputEvent,
         ProfileTranslation,
@@ -169,6 +170,7 @@ DEFERRED = frozenset(
         "SurfaceFile",
         "SurfacePlan",
         "SessionRecord",
+        "MemoryCandidate",
     }
 )
 
@@ -184,6 +186,7 @@ __all__ = [  # the public names, defined here or in ecc.contract.moretypes
     "IntegrationRequest",
     "IntegrationResult",
     "LaunchContext",
+    "MemoryCandidate",
     "Notification",
     "OutputEvent",
     "ProfileTranslation",

@@ -183,13 +183,15 @@ class MemoryTools:
         }
 
     def _service(self) -> Any:
-        from ecc.vault.service import VaultService, memory_settings
+        from ecc.vault.service import VaultService, memory_ranker, memory_settings
 
         if self._backend is None:
             from ecc.vault.backend import load_backend
 
             self._backend = load_backend(*memory_settings())
-        return VaultService(self._backend)  # roots resolved afresh on every call
+        ranker, ranker_settings = memory_ranker()  # ``[memory] ranker`` re-orders memory_search
+        # roots resolved afresh on every call
+        return VaultService(self._backend, ranker=ranker, ranker_settings=ranker_settings)
 
     def _scopes(self, requested: list[str] | None) -> list[str]:
         # an empty list is no scope at all, as in the reference; only an absent one is the default

@@ -37,6 +37,7 @@ from ecc.vault.ranking import (
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing on the hot path
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Any
 
     from ecc.vault.service import VaultService
@@ -127,8 +128,13 @@ def search_memories(
     trust: Any,
     target_harness: Any,
     limit: Any,
+    ranker: tuple[str, dict[str, Any], Callable[..., Any]] | None = None,
 ) -> dict[str, Any]:
-    """``VaultService.search``: every argument checked before the scopes are loaded."""
+    """``VaultService.search``: every argument checked before the scopes are loaded.
+
+    ``ranker`` (a memory ranker plugin's name, its settings and ``ecc.vault.rerank``'s
+    ``rerank_search``) re-orders the results; without one they are the exact search's alone.
+    """
     text = validate_query(query)
     kind_list = None
     if kinds is not None:
@@ -150,6 +156,18 @@ def search_memories(
     requested = validate_scopes(scopes)
     load = service.load(requested)
     try:
+        if ranker is not None:
+            name, settings, rerank = ranker
+            cache = service.cache_dir / "memory-index" if service.cache_dir else None
+            ranked, done = rerank(load, text, kind_list, harness, count, name, settings, cache)
+            if done:
+                return {
+                    "schemaVersion": "ecc.memory.search.v1",
+                    "query": query if isinstance(query, str) else "",
+                    "ranker": name,
+                    "results": ranked,
+                    "diagnostics": load.diagnostics(),
+                }
         candidates: list[tuple[int, int, str, str, str, ScopeLoad]] = []
         for scope_load in load.scopes:
             for row in _rank(scope_load.index, text, kind_list, harness, count):

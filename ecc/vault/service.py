@@ -43,8 +43,13 @@ class VaultService:
         cwd: Path | None = None,
         env: Mapping[str, str] | None = None,
         cache_dir: Path | bool | None = True,
+        ranker: str = "",
+        ranker_settings: dict[str, Any] | None = None,
     ) -> None:
         self.backend = backend
+        # the configured memory ranker (``[memory] ranker``): "" is the exact search alone
+        self.ranker = ranker
+        self.ranker_settings = dict(ranker_settings or {})
         self.cwd = Path(cwd) if cwd is not None else Path.cwd()
         self.env = dict(os.environ if env is None else env)
         if cache_dir is True:
@@ -191,8 +196,19 @@ class VaultService:
         trust: Any = None,
         target_harness: Any = None,
         limit: Any = None,
+        ranker: str | None = None,
     ) -> dict[str, Any]:
-        """Rank active memories by the reference's lexical score; newest first on ties."""
+        """Rank active memories by the reference's lexical score; newest first on ties.
+
+        A memory ranker (``ranker``, else the configured one) re-orders the exact search's best
+        matches and the memories it missed (``ecc.vault.rerank``).
+        """
+        name = self.ranker if ranker is None else ranker
+        chosen = None
+        if name:
+            from ecc.vault.rerank import rerank_search
+
+            chosen = (name, self.ranker_settings, rerank_search)
         return search_memories(
             self,
             query,
@@ -201,6 +217,7 @@ class VaultService:
             trust=trust,
             target_harness=target_harness,
             limit=limit,
+            ranker=chosen,
         )
 
     def read(
@@ -224,10 +241,26 @@ def memory_settings() -> tuple[str, dict[str, Any]]:
     Memory commands are on agents' hot paths: the cached config view avoids importing pydantic
     (a miss or a changed layer file goes through the full loader).
     """
+    return _backend_of(_memory_table())
+
+
+def memory_ranker() -> tuple[str, dict[str, Any]]:
+    """``memory.ranker`` and ``memory.ranker_settings`` (the same cached view)."""
+    return _ranker_of(_memory_table())
+
+
+def _memory_table() -> Any:
     from ecc.runtime.config import view as fastconfig
 
-    memory = fastconfig.view()["memory"]
+    return fastconfig.view()["memory"]
+
+
+def _backend_of(memory: Any) -> tuple[str, dict[str, Any]]:
     return str(memory["backend"]), _plain(memory["settings"])
+
+
+def _ranker_of(memory: Any) -> tuple[str, dict[str, Any]]:
+    return str(memory.get("ranker") or ""), _plain(memory.get("ranker_settings") or {})
 
 
 def _plain(value: Any) -> Any:
@@ -250,5 +283,13 @@ def open_service(*, cwd: Path | None = None, env: Mapping[str, str] | None = Non
     """The vault service on the configured backend (obtained through the plugin hook)."""
     from ecc.vault.backend import load_backend
 
-    name, settings = memory_settings()
-    return VaultService(load_backend(name, settings), cwd=cwd, env=env)
+    memory = _memory_table()  # one read of the config view: this is a search's hot path
+    name, settings = _backend_of(memory)
+    ranker, ranker_settings = _ranker_of(memory)
+    return VaultService(
+        load_backend(name, settings),
+        cwd=cwd,
+        env=env,
+        ranker=ranker,
+        ranker_settings=ranker_settings,
+    )

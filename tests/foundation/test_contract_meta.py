@@ -138,6 +138,7 @@ def sample_arguments(tmp_path: Path) -> dict[str, Any]:
         HookEvent,
         IntegrationRequest,
         LaunchContext,
+        MemoryCandidate,
         Notification,
         PullRequestProposal,
         SessionRecord,
@@ -194,6 +195,12 @@ def sample_arguments(tmp_path: Path) -> dict[str, Any]:
                 tool_calls=({"tool": "sh", "decision": "allow"},),
             )
         ],
+        "query": "sign-in problems",
+        "candidates": [
+            MemoryCandidate("0:1", "mem_1", "project", "i1", "d1", "Login\n\nsign-in fails", 0)
+        ],
+        "whole_indexes": ["i1"],
+        "cache_dir": tmp_path / "memory-index",
         "surface": "commands",
         "source": SyncSource(
             project_dir=project,

@@ -45,6 +45,7 @@ ALL_TYPES = HOOK_TYPES | {
     "SurfaceFile",
     "SurfacePlan",
     "SessionRecord",
+    "MemoryCandidate",
 }
 
 PROBE = """

@@ -18,10 +18,9 @@ from tests.conftest import REPO
 
 CORE = "ecc-control-plane"
 MEMBERS = ["adapters/claude", "adapters/codex", "adapters/gemini", "adapters/opencode"]
-PLUGINS = ["plugins/ecc-celery", "plugins/ecc-otel"]
-EXTRAS = {
-    "mcp", "tui", "remote", "web", "celery", "otel", "claude", "codex", "gemini", "opencode", "all"
-}  # fmt: skip
+PLUGINS = ["plugins/ecc-celery", "plugins/ecc-otel", "plugins/ecc-semantic"]
+EXTRAS = {"mcp", "tui", "remote", "web", "celery", "otel", "semantic", "claude", "codex", "gemini",
+          "opencode", "all"}  # fmt: skip
 
 
 def project(folder: str) -> dict[str, Any]:

@@ -20,7 +20,7 @@ from tests.conftest import REPO
 pytestmark = pytest.mark.slow
 
 SOURCES = [".", "adapters/claude", "adapters/codex", "adapters/gemini", "adapters/opencode",
-           "plugins/ecc-celery", "plugins/ecc-otel"]  # fmt: skip
+           "plugins/ecc-celery", "plugins/ecc-otel", "plugins/ecc-semantic"]  # fmt: skip
 WHEELHOUSE = Path(sys.prefix) / "wheelhouse"
 UV = Path(sys.executable).with_name("uv")
 
@@ -60,7 +60,7 @@ def wheels(tmp_path_factory: pytest.TempPathFactory) -> Path:
     names = sorted(path.name.split("-")[0] for path in built.glob("*.whl"))
     assert names == ["ecc_adapter_claude", "ecc_adapter_codex", "ecc_adapter_gemini",
                      "ecc_adapter_opencode", "ecc_celery", "ecc_control_plane",
-                     "ecc_otel"], names  # fmt: skip
+                     "ecc_otel", "ecc_semantic"], names  # fmt: skip
     return built
 
 
@@ -157,12 +157,19 @@ def test_the_smoke_set_from_wheels(everything: Path, repo: Path) -> None:
     assert owners[("ecc.adapters", "shell")] == "ecc-control-plane"
     assert owners[("ecc.executors", "celery")] == "ecc-celery"
     assert owners[("ecc.exporters", "otel")] == "ecc-otel"
+    assert owners[("ecc.memory_rankers", "semantic")] == "ecc-semantic"
 
     title = ["--title", "Wheels install offline", "--kind", "decision", "--stdin"]
     saved = run(everything, "ecc", "memory", "save", *title, cwd=repo, stdin="From wheels.\n")
     assert saved.returncode == 0, saved
     found = run(everything, "ecc", "memory", "search", "wheels offline", "--json", cwd=repo)
     assert "Wheels install offline" in found.stdout, found
+    # ecc-semantic's model comes inside a wheel too: semantic recall works offline
+    meant = run(everything, "ecc", "memory", "search", "--semantic", "installing packages",
+                "--json", cwd=repo)  # fmt: skip
+    assert meant.returncode == 0, meant
+    assert json.loads(meant.stdout)["ranker"] == "semantic", meant.stdout
+    assert "Wheels install offline" in meant.stdout, meant.stdout
 
     session = run(everything, "ecc", "run", "--harness", "shell", "echo from-a-wheel", cwd=repo)
     assert session.returncode == 0 and "from-a-wheel" in session.stdout, session

@@ -94,6 +94,7 @@ def test_fast_path_takes_the_plain_forms_only() -> None:
         "kinds": ["note"],
         "target_harness": None,
         "limit": 3,
+        "semantic": False,
         "as_json": False,
     }
     assert searchcall.parse(["--", "--json"])["query"] == ["--json"]
@@ -115,6 +116,7 @@ def test_plain_search_imports_neither_click_nor_the_plugin_manager(vault: Path) 
     imported = {line.rsplit("|", 1)[-1].strip() for line in out.stderr.splitlines()}
     assert "ecc.cli.fast.search" in imported and "ecc.contract.hookspecs" in imported
     assert not imported & {"click", "pluggy", "inspect", "typing"}
+    assert "ecc.vault.rerank" not in imported  # no ranker asked for: the exact search alone
 
 
 def test_fast_path_closed_stdout_ends_quietly(vault: Path) -> None:

@@ -51,11 +51,16 @@ def render(result: dict[str, Any]) -> Iterator[str]:
         memory = item["memory"]
         yield line(
             "[", memory["trust"], "] ", memory["id"], " — ", memory["title"],
-            " (score ", item["score"], ")",
+            " (score ", item["score"], _similarity(item), ")",
         )  # fmt: skip
         yield line("  ", item["excerpt"])
     if result["diagnostics"]["truncated"]:
         yield line("(The scan budget was reached: some memories were not searched; run doctor.)")
+
+
+def _similarity(item: dict[str, Any]) -> str:
+    """A memory ranker's similarity, beside the exact score (nothing without a ranker)."""
+    return f", similarity {item['similarity']}" if "similarity" in item else ""
 
 
 def search(options: dict[str, Any]) -> dict[str, Any]:
@@ -67,6 +72,7 @@ def search(options: dict[str, Any]) -> dict[str, Any]:
         kinds=options["kinds"] or None,
         target_harness=options["target_harness"],
         limit=options["limit"],
+        ranker="semantic" if options.get("semantic") else None,  # else memory.ranker
     )
 
 

@@ -121,6 +121,10 @@ class NotificationSettings(_Strict):
 class MemorySettings(_Strict):
     backend: str = "files"
     settings: dict[str, Any] = Field(default_factory=dict)
+    # a memory ranker plugin (``ecc.memory_rankers``) re-ordering every search; "" is the exact
+    # search alone (``ecc memory search --semantic`` asks for ``semantic`` once)
+    ranker: str = ""
+    ranker_settings: dict[str, Any] = Field(default_factory=dict)
 
 
 class StoreSettings(_Strict):
