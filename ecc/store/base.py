@@ -22,9 +22,9 @@ from __future__ import annotations
 from ecc.contract.errors import EccError
 from ecc.store.conflicts import Conflicts
 from ecc.store.conversation import Conversation
+from ecc.store.exports import Exports
 from ecc.store.groups import Groups
 from ecc.store.mail import Mail
-from ecc.store.exports import Exports
 from ecc.store.models import (
     ACTIVE,
     TERMINAL,
