@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ecc.contract.errors import EccError
-from ecc.sessions import procs
+from ecc.sessions import ending, procs
 from ecc.sessions.backpressure import Throttle
 from ecc.sessions.capture import Writer
 from ecc.sessions.enforcement import audit_enforcement, discard_hooks, for_session, session_env
@@ -308,7 +308,7 @@ class Runner:
             output.throttle.release(before_signal=True)
             procs.terminate_group(pgid, 0)
             return 1
-        self._notify("session_started", session, f"started: {session.task[:80]}")
+        ending.notify(self.config, "session_started", session, f"started: {session.task[:80]}")
         waiter = threading.Thread(target=self._wait_exit, args=(proc,), daemon=True)
         waiter.start()
         stop_how = self._watch(session, proc, writer, output.throttle)
@@ -422,7 +422,7 @@ class Runner:
             with contextlib.suppress(Exception):
                 writer.call(lambda db: auto_commit(db, session, self.config))
         if state in (State.COMPLETED, State.FAILED) and not ended_by and failure is None:
-            self._check(session, writer)  # a group's check, before its end is recorded
+            ending.run_group_check(session, writer)  # a group's check, before its end is recorded
         self.placement.harness_exited()
         try:
             writer.call(
@@ -442,43 +442,14 @@ class Runner:
         except Exception as exc:  # the store is gone for good: recovery records the end
             log.error("could not record the end (%s): %s", reason, exc)
             return 1
-        self._advance_group(session, writer)
+        ending.advance_group(session, writer, self.config)
         final = writer.call(lambda db: db.get_session(session.id))
         if final is not None and final.parent_id:
-            self._tell_parent(session.id)
+            ending.tell_parent(self.store, session.id)
         if final is not None and final.state in (State.COMPLETED, State.FAILED):
             event = "session_completed" if final.state == State.COMPLETED else "session_failed"
-            self._notify(event, final, reason)
+            ending.notify(self.config, event, final, reason)
         return 0 if state == State.COMPLETED else 1
-
-    def _check(self, session: Session, writer: Writer) -> None:
-        """Run the session's group check, if it has one (never changes the outcome): looked up
-        and recorded on the store thread, run here, so a long check never holds the store."""
-        from ecc.sessions import groups
-
-        try:
-            current = writer.call(lambda db: db.get_session(session.id)) or session
-            check = writer.call(lambda db: groups.check_of(db, current))
-            if check is None:
-                return
-            result = groups.run_check(check, current)
-            writer.call(lambda db: groups.record_check(db, current, check, result))
-        except Exception as exc:
-            log.warning("the group check of session %s failed: %s", session.id, exc)
-
-    def _advance_group(self, session: Session, writer: Writer) -> None:
-        """A sequence's next step starts as soon as this one's end is recorded, before the
-        notifications (which may take their deadline); the run's end dispatches again."""
-        from ecc.sessions import groups
-
-        def advance(db: Any) -> None:
-            if db.group_ids_of([session.id]):
-                groups.advance(db, self.config)
-
-        try:
-            writer.call(advance)
-        except Exception as exc:
-            log.warning("starting the next step after session %s failed: %s", session.id, exc)
 
     def _fail(self, reason: str) -> None:
         try:
@@ -488,39 +459,11 @@ class Runner:
             self.store.transition(self.session_id, State.FAILED, reason, harness_pid=None)
             failed = self.store.get_session(self.session_id)
             if failed is not None and failed.parent_id:
-                self._tell_parent(failed.id)
+                ending.tell_parent(self.store, failed.id)
             if failed is not None:
-                self._notify("session_failed", failed, reason)
+                ending.notify(self.config, "session_failed", failed, reason)
         except Exception:
             log.exception("could not record the failure")
-
-    def _tell_parent(self, session_id: str) -> None:
-        """A child ended: its answer and summary go to its parent's inbox (never fails it)."""
-        try:
-            from ecc.sessions.delegation import notify_parent
-
-            notify_parent(self.store, session_id)
-        except Exception as exc:
-            log.warning("could not tell the parent session: %s", exc)
-
-    def _notify(self, event: str, session: Session, body: str) -> None:
-        """Tell the notifiers; a notifier problem must never hurt the session."""
-        try:
-            from ecc.contract.types import Notification
-            from ecc.observability.notify import send
-
-            title = f"ecc session {session.id} {event.removeprefix('session_')}"
-            data = {
-                "harness": session.harness,
-                "state": session.state.value,
-                "exit_code": session.exit_code,
-            }
-            send(
-                Notification(event=event, title=title, body=body, session_id=session.id, data=data),
-                self.config,
-            )
-        except Exception as exc:
-            log.warning("notification %s failed: %s", event, exc)
 
 
 def supervisor_argv(parent: int, grace: float) -> list[str]:
@@ -543,7 +486,7 @@ def run_remote_session(session_id: str, *, host: str | None = None) -> str:
 
     runner = Runner(session_id, fastconfig.view(), PoolPlacement, host=host)
     runner.run()
-    _export(runner)
+    ending.export(runner.config, runner.session_id, runner.outcome)
     _drain_spools(runner)
     if runner.outcome == "not started":
         final = None
@@ -569,22 +512,8 @@ def run_session(session_id: str) -> int:
     logs.for_runner(runner_log_path(session_id))  # rotating, when stderr is that log
     runner = Runner(session_id, fastconfig.view())
     status = runner.run()
-    _export(runner)
+    ending.export(runner.config, runner.session_id, runner.outcome)
     return status
-
-
-def _export(runner: Runner) -> None:
-    """The session's end is recorded (its slot free, ``ecc run`` returned): offer it to the
-    exporter plugins, within a deadline (:func:`ecc.observability.exports.after_session`).
-    Never changes the outcome; what is not delivered now the daemon offers again."""
-    if runner.outcome in ("unknown session", "refused-duplicate"):
-        return  # another runner owns (and exports) the session
-    try:
-        from ecc.observability.exports import after_session
-
-        after_session(runner.config, runner.session_id)
-    except Exception as exc:
-        log.warning("export after the session failed: %s", exc)
 
 
 def _drain_spools(runner: Runner) -> None:
