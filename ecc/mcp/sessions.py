@@ -187,7 +187,7 @@ class SessionTools:
             store.close()
 
     def _run(self, store: Any, config: Any, name: str, args: dict[str, Any]) -> dict[str, Any]:
-        from ecc.sessions import delegation
+        from ecc.sessions import child_results, delegation
 
         me = self.session_id
         if name == "session_start":
@@ -200,10 +200,10 @@ class SessionTools:
                 profile=args.get("profile"),
                 name=args.get("name", ""),
             )
-            return {"started": delegation.summary(store, child)}
+            return {"started": child_results.summary(store, child)}
         if name == "session_status":
             child = delegation.own_child(store, me, args["id"])
-            return {"session": delegation.result(store, child)}
+            return {"session": child_results.result(store, child)}
         if name == "session_wait":
             timeout = float(args.get("timeout_secs", DEFAULT_WAIT_SECS))
             return {"session": delegation.wait(store, me, args["id"], timeout, config)}

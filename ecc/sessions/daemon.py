@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING, Any
 
 from ecc.sessions import procs
 from ecc.sessions.executor import get_executor
-from ecc.sessions.liveness import notify_failed, refresh_liveness
+from ecc.sessions.liveness import refresh_liveness, tell_of_failure
 from ecc.sessions.spool import drain_leftovers
 from ecc.store.base import Store
 from ecc.store.models import TERMINAL, State, age_seconds
@@ -78,7 +78,7 @@ def reap_expired(store: Store, config: Config) -> list[dict[str, Any]]:
         )
         if store.fail_if_silent(session.id, session.heartbeat_at, reason):
             actions.append({"id": session.id, "action": "failed", "reason": reason})
-            notify_failed(store, session.id, reason, config)
+            tell_of_failure(store, session.id, reason, config)
     return actions
 
 
@@ -137,7 +137,7 @@ def recover(store: Store, config: Config) -> list[dict[str, Any]]:
                 reason = overdue + "; terminated (auto_terminate_stale_sessions)"
                 store.transition(session.id, State.FAILED, reason, harness_pid=None)
                 actions.append({"id": session.id, "action": "failed", "reason": reason})
-                notify_failed(store, session.id, reason, config)
+                tell_of_failure(store, session.id, reason, config)
             elif session.state == State.RUNNING:
                 store.transition(session.id, State.STALE, overdue)
                 actions.append({"id": session.id, "action": "stale", "reason": overdue})

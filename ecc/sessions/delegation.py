@@ -7,8 +7,8 @@ has one), with ``parent_id`` naming the parent. ``[delegation]`` bounds it: ``ma
 below a session a person started, ``max_children`` children of one parent; and the parent's
 budget covers its children (:mod:`ecc.observability.budgets` counts a family's usage against
 each ancestor's limits). When a child ends, its final answer (bounded) and a summary are put in
-the parent's inbox (:func:`notify_parent`). Messages are untrusted data: bounded here, escaped
-by whoever prints them.
+the parent's inbox (:mod:`ecc.sessions.child_results`). Messages are untrusted data: bounded
+here, escaped by whoever prints them.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ecc.contract.errors import EccError
+from ecc.sessions.child_results import result, summary
 from ecc.store.models import TERMINAL, Session
 
 if TYPE_CHECKING:
@@ -25,9 +26,7 @@ if TYPE_CHECKING:
 
 MAX_TASK_BYTES = 65536  # a child's task reaches its harness as one argv element
 MAX_MESSAGE_BYTES = 16384  # one message between sessions
-MAX_ANSWER_CHARS = 8000  # a child's final answer as the parent reads it (result, inbox)
 MAX_DEPTH_WALK = 64  # a parent chain longer than this is treated as a loop
-MAX_FILES_LISTED = 50
 POLL_SECS = 0.2
 
 
@@ -145,66 +144,6 @@ def own_child(store: Store, parent_id: str, child_id: str) -> Session:
     return child
 
 
-def final_answer(store: Store, session: Session) -> str | None:
-    """The agent's last answer of the session's latest run (bounded), or None."""
-    answers = [
-        m for m in store.list_messages(session.id) if m["role"] == "agent" and m["run"] is not None
-    ]
-    if not answers:
-        return None
-    latest = max(int(m["run"]) for m in answers)
-    text = [str(m["text"]) for m in answers if int(m["run"]) == latest][-1]
-    return bounded(text, MAX_ANSWER_CHARS)
-
-
-def bounded(text: str, limit: int) -> str:
-    if len(text) <= limit:
-        return text
-    return text[:limit] + f"\n[... {len(text) - limit} more characters not shown]"
-
-
-def files_changed(session: Session) -> list[str]:
-    """Paths the session changed in its worktree (committed on its branch or not); [] when it
-    has none or git cannot say."""
-    if not session.worktree_path or not Path(session.worktree_path).is_dir():
-        return []
-    from ecc.sessions.worktrees import git
-
-    path = Path(session.worktree_path)
-    names: set[str] = set()
-    try:
-        if session.base_commit:
-            committed = git(path, "diff", "--name-only", f"{session.base_commit}..HEAD")
-            names.update(line for line in committed.stdout.splitlines() if line.strip())
-        status = git(path, "status", "--porcelain", "--untracked-files=all").stdout
-        names.update(line[3:] for line in status.splitlines() if len(line) > 3)
-    except EccError:
-        return []
-    return sorted(names)
-
-
-def summary(store: Store, session: Session) -> dict[str, Any]:
-    """What a parent reads about a child: its state, exit, files changed, tokens and cost."""
-    changed = files_changed(session)
-    return {
-        "id": session.id,
-        "harness": session.harness,
-        "state": session.display_state,
-        "reason": session.reason,
-        "exit_code": session.exit_code,
-        "files_changed": changed[:MAX_FILES_LISTED],
-        "files_changed_count": len(changed),
-        "tokens": int(session.input_tokens or 0) + int(session.output_tokens or 0),
-        "cost_usd": float(session.cost_usd or 0.0),
-        "worktree_branch": session.worktree_branch,
-    }
-
-
-def result(store: Store, session: Session) -> dict[str, Any]:
-    """A child's summary and its final answer (None while it has none)."""
-    return {**summary(store, session), "final_answer": final_answer(store, session)}
-
-
 def wait(
     store: Store, parent_id: str, child_id: str, timeout: float, config: Any
 ) -> dict[str, Any]:
@@ -220,23 +159,6 @@ def wait(
 
 def list_children(store: Store, parent_id: str) -> list[dict[str, Any]]:
     return [summary(store, child) for child in store.children(parent_id)]
-
-
-def notify_parent(store: Store, session_id: str) -> dict[str, Any] | None:
-    """Put an ended child's final answer and summary in its parent's inbox (kind
-    ``child_result``); None for a session without a parent."""
-    session = store.get_session(session_id)
-    if session is None or not session.parent_id or session.state not in TERMINAL:
-        return None
-    if store.get_session(session.parent_id) is None:
-        return None
-    data = summary(store, session)
-    answer = final_answer(store, session)
-    head = f"Child session {session.id} ({session.harness}) {session.state.value}"
-    text = f"{head}: {answer}" if answer else f"{head} without a final answer ({session.reason})"
-    return store.post_mail(
-        session.parent_id, text, sender_id=session.id, kind="child_result", data=data
-    )
 
 
 def send_message(

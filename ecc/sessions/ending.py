@@ -1,5 +1,6 @@
 """What a runner does around a session's end besides recording it: a group's check, the next
-step of a sequence, the parent's inbox, the notifiers and the exporters.
+step of a sequence, the notifiers and the exporters (the parent's inbox:
+:func:`ecc.sessions.child_results.tell_parent`).
 
 Each step is its own function so the runner reads as the sequence of a run; none of them may
 change the session's outcome or fail the runner, so each logs its own failure and returns.
@@ -44,16 +45,6 @@ def advance_group(session: Session, writer: Any, config: Any) -> None:
         writer.call(advance)
     except Exception as exc:
         log.warning("starting the next step after session %s failed: %s", session.id, exc)
-
-
-def tell_parent(store: Any, session_id: str) -> None:
-    """A child ended: its answer and summary go to its parent's inbox (never fails it)."""
-    try:
-        from ecc.sessions.delegation import notify_parent
-
-        notify_parent(store, session_id)
-    except Exception as exc:
-        log.warning("could not tell the parent session: %s", exc)
 
 
 def notify(config: Any, event: str, session: Session, body: str) -> None:

@@ -22,7 +22,7 @@ import signal
 import time
 from typing import TYPE_CHECKING, Any
 
-from ecc.sessions import procs
+from ecc.sessions import child_results, procs
 from ecc.store.models import ACTIVE, InvalidTransition, State, age_seconds
 
 if TYPE_CHECKING:
@@ -129,7 +129,7 @@ def record_dead_runner(
         return None  # moved on between our read and our write
     if moved is None:
         return None  # someone else recorded it first
-    notify_failed(store, fresh.id, reason, config)
+    tell_of_failure(store, fresh.id, reason, config)
     return {"id": fresh.id, "action": "failed", "reason": reason}
 
 
@@ -197,8 +197,9 @@ def _death_signal(pid: int, token: str | None) -> int | None:
     return None
 
 
-def notify_failed(store: Store, session_id: str, reason: str, config: Config) -> None:
-    """The ``session_failed`` notification for a failure recorded by anyone but the runner."""
+def tell_of_failure(store: Store, session_id: str, reason: str, config: Config) -> None:
+    """A failure recorded by anyone but the runner (a read, the daemon, the lease reaper): the
+    ``session_failed`` notification, and the parent's inbox, as the runner would have told."""
     try:
         from ecc.contract.types import Notification
         from ecc.observability.notify import send
@@ -214,3 +215,4 @@ def notify_failed(store: Store, session_id: str, reason: str, config: Config) ->
         )
     except Exception as exc:
         log.warning("notification failed: %s", exc)
+    child_results.tell_parent(store, session_id)

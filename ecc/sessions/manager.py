@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ecc.contract.errors import EccError
-from ecc.sessions import procs
+from ecc.sessions import child_results, procs
 from ecc.sessions.executor import get_executor
 from ecc.store.base import IdCollision
 from ecc.store.models import ACTIVE, TERMINAL, InvalidTransition, Session, State, age_seconds
@@ -240,6 +240,7 @@ def _record_stop(store: Store, session_id: str, reason: str, config: Config) -> 
         store.transition(session_id, State.STOPPED, reason, expect=sorted(ACTIVE), harness_pid=None)
     except InvalidTransition:
         return
+    child_results.tell_parent(store, session_id)  # no runner will: a delegated child's parent waits
     try:
         dispatch_queued(store, config)
     except EccError:

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ecc.contract.errors import EccError
-from ecc.sessions import ending, procs
+from ecc.sessions import child_results, ending, procs
 from ecc.sessions.backpressure import Throttle
 from ecc.sessions.capture import Writer
 from ecc.sessions.enforcement import audit_enforcement, discard_hooks, for_session, session_env
@@ -445,7 +445,7 @@ class Runner:
         ending.advance_group(session, writer, self.config)
         final = writer.call(lambda db: db.get_session(session.id))
         if final is not None and final.parent_id:
-            ending.tell_parent(self.store, session.id)
+            child_results.tell_parent(self.store, session.id)
         if final is not None and final.state in (State.COMPLETED, State.FAILED):
             event = "session_completed" if final.state == State.COMPLETED else "session_failed"
             ending.notify(self.config, event, final, reason)
@@ -459,7 +459,7 @@ class Runner:
             self.store.transition(self.session_id, State.FAILED, reason, harness_pid=None)
             failed = self.store.get_session(self.session_id)
             if failed is not None and failed.parent_id:
-                ending.tell_parent(self.store, failed.id)
+                child_results.tell_parent(self.store, failed.id)
             if failed is not None:
                 ending.notify(self.config, "session_failed", failed, reason)
         except Exception:

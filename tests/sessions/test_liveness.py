@@ -199,3 +199,48 @@ def test_two_dispatchers_start_a_queued_session_once(tmp_path: Path, store: Stor
     final = wait_state(store, session.id, "completed")
     assert final.attempts == 1
     assert "runner_refused" not in [e["kind"] for e in store.list_events(session.id)]
+
+
+def _parent_and_child(store: Store, child: str, *, dead_runner: bool = True) -> str:
+    """A parent session row and ``child``, its delegated session: running with a dead runner,
+    or (``dead_runner=False``) queued and never claimed."""
+    for sid, state in (("parent01", State.COMPLETED), (child, State.QUEUED)):
+        store.insert_session(
+            sid,
+            task="delegate",
+            harness="shell",
+            state=state,
+            reason="created",
+            project_dir="/tmp",
+            working_dir="/tmp",
+            executor="local",
+            parent_id=None if sid == "parent01" else "parent01",
+        )
+    if dead_runner:
+        pid, token = _dead_process()
+        assert store.claim_runner(child, pid, procs.hostname(), token)
+        store.transition(child, State.RUNNING, "harness started")
+    return "parent01"
+
+
+def test_a_child_failed_by_a_read_tells_its_parent(store: Store) -> None:
+    """Only the runner used to post a child's result: a child whose runner died left its
+    parent waiting for mail that never came."""
+    parent = _parent_and_child(store, "child001")
+    assert [a["id"] for a in refresh_liveness(store, None, get_config())] == ["child001"]
+    [message] = store.inbox(parent)
+    assert message["kind"] == "child_result" and message["sender_id"] == "child001"
+    assert "child001 (shell) failed without a final answer (runner process" in message["text"]
+    assert message["data"]["state"] == "failed"
+    assert refresh_liveness(store, None, get_config()) == []
+    assert len(store.inbox(parent)) == 1  # told once
+
+
+def test_a_child_stopped_without_its_runner_tells_its_parent(store: Store) -> None:
+    parent = _parent_and_child(store, "child002", dead_runner=False)
+    child = store.get_session("child002")
+    assert child is not None
+    stopped = manager.stop(store, child, get_config())
+    assert stopped.state == State.STOPPED
+    [message] = store.inbox(parent)
+    assert message["kind"] == "child_result" and message["data"]["state"] == "stopped"
