@@ -62,26 +62,13 @@ def sessions_command(
         listed = Client.for_remote(remote).list_sessions(wanted_states or None, show_all)
         _print_sessions(listed, as_json, show_all or bool(states), tree)
         return
-    from ecc.store.models import ACTIVE, State, select_waiting, state_selection
+    from ecc.store.models import listed_sessions
 
     store, config = _open()
     from ecc.sessions.daemon import reap_quietly
 
     reap_quietly(store, config)
-    waiting_only = False
-    wanted: list[State] | None = None
-    if states:
-        wanted, waiting_only = state_selection(states)
-    elif not show_all:
-        wanted = sorted(ACTIVE)
-    rows = store.list_sessions(wanted)
-    if not show_all and not states:  # a session paused for a conflict still wants attention
-        shown = {s.id for s in rows}
-        paused = [s for s in store.list_sessions([State.STOPPED]) if s.open_conflict]
-        rows += [s for s in paused if s.id not in shown]
-        rows.sort(key=lambda s: s.created_at, reverse=True)
-    if waiting_only:
-        rows = select_waiting(rows, states)
+    rows = listed_sessions(store, states, show_all)
     if repo is not None:
         root = _repository_of(repo)
         rows = [s for s in rows if _session_repository(s) == root]

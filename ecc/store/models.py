@@ -79,6 +79,31 @@ def select_waiting(rows: Iterable[Session], names: Iterable[str]) -> list[Sessio
     return [s for s in rows if s.display_state in wanted or s.state.value in wanted]
 
 
+def listed_sessions(
+    store: Any, names: Iterable[str] = (), show_all: bool = False, limit: int | None = None
+) -> list[Session]:
+    """What a session listing shows on every front (``ecc sessions``, the remote API), newest
+    first: the states ``names`` asks for (:func:`state_selection`); else every session with
+    ``show_all``; else the active ones and those paused for a conflict (stopped with an open
+    incident), which still want a person."""
+    names = list(names)
+    if names:
+        states, waiting_only = state_selection(names)
+        rows = store.list_sessions(states, limit=limit)
+        return select_waiting(rows, names) if waiting_only else rows
+    if show_all:
+        return store.list_sessions(None, limit=limit)
+    rows = store.list_sessions(sorted(ACTIVE), limit=limit)
+    shown = {s.id for s in rows}
+    rows += [
+        s
+        for s in store.list_sessions([State.STOPPED], limit=limit)
+        if s.open_conflict and s.id not in shown
+    ]
+    rows.sort(key=lambda s: (s.created_at, s.id), reverse=True)
+    return rows[:limit] if limit is not None else rows
+
+
 def check_transition(src: State | str, dst: State | str) -> None:
     """Raise :class:`InvalidTransition` unless ``src -> dst`` is in :data:`TRANSITIONS`."""
     src, dst = State(src), State(dst)

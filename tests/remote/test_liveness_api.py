@@ -55,3 +55,41 @@ def test_get_and_list_fail_sessions_whose_runner_was_killed(start_server) -> Non
     assert {got, listed} <= {s["id"] for s in failed}
     reason = next(s["reason"] for s in failed if s["id"] == listed)
     assert f"runner process {listed_runner} died" in reason and "SIGKILL" in reason
+
+
+def test_a_session_paused_for_a_conflict_is_listed_as_the_cli_lists_it(start_server) -> None:
+    """Stopped, with an open conflict incident: it still wants a person, so the active listing
+    shows it on every front (the API left it out while ``ecc sessions`` showed it)."""
+    from ecc.store.models import State
+
+    server = start_server()
+    store = open_store(Path(server.env["ECC_STATE_DIR"]) / "ecc.db")
+    try:
+        for sid, state in (("paused01", State.STOPPED), ("kept0001", State.RUNNING)):
+            store.insert_session(
+                sid,
+                task="t",
+                harness="shell",
+                state=state,
+                reason="r",
+                project_dir="/repo",
+                working_dir="/repo",
+                executor="elsewhere",
+            )
+        store.insert_session(
+            "done0001",
+            task="t",
+            harness="shell",
+            state=State.STOPPED,
+            reason="stopped",
+            project_dir="/repo",
+            working_dir="/repo",
+        )
+        incident = store.open_conflict("/repo", "a.txt", ("paused01", "kept0001"), "escalate", "x")
+        assert incident is not None
+    finally:
+        store.close()
+    listed = [s["id"] for s in server.call("GET", "/v1/sessions").body["sessions"]]
+    assert "paused01" in listed and "kept0001" in listed and "done0001" not in listed
+    stopped = server.call("GET", "/v1/sessions?state=stopped").body["sessions"]
+    assert {s["id"] for s in stopped} == {"paused01", "done0001"}

@@ -93,19 +93,11 @@ def router(settings: Settings, pool: StorePool) -> APIRouter:
         limit: Annotated[int, Query(ge=1, le=1000)] = 200,
     ) -> schemas.SessionList:
         """Sessions, newest first: active ones unless ``all`` or ``state`` says otherwise."""
-        from ecc.store.models import ACTIVE, State, select_waiting, state_selection
+        from ecc.store.models import listed_sessions
 
-        waiting_only = False
-        wanted: list[State] | None = None
-        if state:
-            wanted, waiting_only = state_selection(state)
-        elif not all_:
-            wanted = sorted(ACTIVE)
         store = pool.get()
         refresh_liveness(store, None, settings.config)  # a dead runner's session is failed first
-        rows = store.list_sessions(wanted, limit=limit)
-        if waiting_only:
-            rows = select_waiting(rows, state or [])
+        rows = listed_sessions(store, state or (), all_, limit)
         return schemas.SessionList(sessions=[schemas.SessionOut.of(s) for s in rows])
 
     @routes.get(
