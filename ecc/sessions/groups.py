@@ -39,6 +39,9 @@ KINDS = ("fanout", "set", "sequence")
 MAX_MEMBERS = 32
 GROUP_ID_BYTES = 4  # 8 hex digits; a unique prefix addresses a group
 CHECK_TAIL_CHARS = 4000  # of a check's output kept on the member (the runner reads 8 KiB)
+STARTING_GRACE_SECS = 600.0  # a claim this old without its session lost its starter
+    600.0  # claim to recorded session takes moments: a claim this old lost its starter
+)
 
 
 def fan_out(task: str, harness: str | None, count: int | None) -> list[Member]:
@@ -211,6 +214,7 @@ def advance(store: Store, config: Any) -> list[str]:
     check passed when the group has one); skip the rest of one whose step did not. Returns the
     ids of the sessions started."""
     started = []
+    _fail_stale_claims(store)
     for gid in store.groups_waiting():
         group = store.get_group(gid)
         if group is None:
@@ -244,6 +248,19 @@ def advance(store: Store, config: Any) -> list[str]:
         else:
             _skip_after_failure(store, gid)
     return started
+
+
+def _fail_stale_claims(store: Store) -> None:
+    """A member claimed long ago and still without its session: the process starting it was
+    killed between the claim and the record. Failed, so its group ends (or its sequence skips
+    the rest) instead of waiting for ever."""
+    from ecc.store.models import iso_from_epoch
+
+    before = iso_from_epoch(time.time() - STARTING_GRACE_SECS)
+    for gid, position in store.stale_claims(before):
+        note = "the process starting it ended before its session was recorded"
+        if store.update_member(gid, position, expect="starting", status="failed", note=note):
+            _skip_after_failure(store, gid)
 
 
 def finished(group: dict[str, Any], sessions: dict[str, Session | None]) -> bool:

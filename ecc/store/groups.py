@@ -176,6 +176,16 @@ class Groups:
         )
         return [row["id"] for row in rows]
 
+    def stale_claims(self, before: str) -> list[tuple[str, int]]:
+        """(group id, position) of the members claimed (``starting``) and not touched since
+        ``before``."""
+        rows = self._rows(
+            "SELECT group_id, position FROM group_members "
+            "WHERE status = 'starting' AND updated_at < ? ORDER BY group_id, position",
+            (before,),
+        )
+        return [(row["group_id"], int(row["position"])) for row in rows]
+
     def record_pick(self, group_id: str, session_id: str) -> bool:
         """Mark ``session_id`` as the group's pick; False when another was picked first."""
         stamp = now_iso()

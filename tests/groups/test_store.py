@@ -56,3 +56,31 @@ def test_membership_of_many_sessions_and_the_check_lookup(store: Store) -> None:
     found = store.member_check(ids[1100])
     assert found is not None and found["position"] == 2
     assert found["check_command"] == "make test" and found["check_timeout_secs"] == 600
+
+
+def test_a_claim_whose_starter_died_is_failed_and_the_sequence_ends(store: Store) -> None:
+    """A process killed between claiming a member and recording its session left it
+    ``starting`` for ever: the group never finished and the steps after it never ran."""
+    from ecc.runtime.config.model import get_config
+    from ecc.sessions import groups
+
+    rows = [{"task": f"t{i}", "status": "waiting", "step_name": ""} for i in range(3)]
+    assert store.insert_group("5eq00001", rows, kind="sequence", project_dir="/tmp")
+    assert store.insert_group("5eq00002", rows, kind="sequence", project_dir="/tmp")
+    for gid in ("5eq00001", "5eq00002"):
+        assert store.update_member(gid, 1, expect="waiting", status="starting")
+    long_ago = "2026-01-01T00:00:00.000Z"
+    store._exec(
+        "UPDATE group_members SET updated_at = ? WHERE group_id = ? AND position = 1",
+        (long_ago, "5eq00001"),
+    )
+    assert groups.advance(store, get_config()) == []
+    stale = store.find_group("5eq00001")
+    assert [(m["status"], m["note"]) for m in stale["members"]] == [
+        ("failed", "the process starting it ended before its session was recorded"),
+        ("skipped", "step 1 did not start"),
+        ("skipped", "step 1 did not start"),
+    ]
+    assert groups.finished(stale, {})
+    fresh = store.find_group("5eq00002")  # claimed a moment ago: its starter is at work
+    assert [m["status"] for m in fresh["members"]] == ["starting", "waiting", "waiting"]
