@@ -40,8 +40,6 @@ MAX_MEMBERS = 32
 GROUP_ID_BYTES = 4  # 8 hex digits; a unique prefix addresses a group
 CHECK_TAIL_CHARS = 4000  # of a check's output kept on the member (the runner reads 8 KiB)
 STARTING_GRACE_SECS = 600.0  # a claim this old without its session lost its starter
-    600.0  # claim to recorded session takes moments: a claim this old lost its starter
-)
 
 
 def fan_out(task: str, harness: str | None, count: int | None) -> list[Member]:
