@@ -68,8 +68,10 @@ services:
 chromium:
 	@command -v chromium >/dev/null 2>&1 || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null)
 
+# one pytest worker per core (pytest-xdist): each worker has its own temporary dirs and its own
+# throwaway PostgreSQL and Redis servers (tests/servers.py); most tests wait on subprocesses
 test: install lint tui-deps services chromium
-	$(BIN)/python -m pytest -q -m "not e2e"
+	$(BIN)/python -m pytest -q -n auto -m "not e2e"
 
 e2e: install
 	@echo "e2e: drives the real claude, codex, gemini and opencode CLIs (see docs/adapters.md)."

@@ -32,7 +32,8 @@ export ECC_CONFIG_DIR="$HOME/.config/ecc" ECC_STATE_DIR="$HOME/.local/state/ecc"
 export ECC_DATA_DIR="$HOME/.local/share/ecc" ECC_CACHE_DIR="$HOME/.cache/ecc"
 export GIT_AUTHOR_NAME=demo GIT_AUTHOR_EMAIL=demo@ecc.invalid
 export GIT_COMMITTER_NAME=demo GIT_COMMITTER_EMAIL=demo@ecc.invalid GIT_CONFIG_NOSYSTEM=1
-unset ECC_CONFIG ECC_PLUGINS ECC_SESSION_ID
+# COLUMNS and LINES of the caller (pytest-xdist workers set them) would size the app, not the pane
+unset ECC_CONFIG ECC_PLUGINS ECC_SESSION_ID COLUMNS LINES
 mkdir -p "$HOME" "$WORK/demo"
 cd "$WORK/demo"
 git init -q -b main && echo "# demo" > README.md && git add README.md && git commit -qm initial

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import psutil
 from rich.text import Text
 from textual.widgets import Button, Checkbox, DataTable, Input, Log, Select, Static
 
@@ -328,6 +329,15 @@ def test_memory_search_pane(sessions, git_repo: Path):
     drive(app, scenario)
 
 
+def _runner_alive(session_id: str) -> bool:
+    """Whether ``ecc run-session`` of ``session_id`` still runs (a zombie has ended)."""
+    for proc in psutil.process_iter(["cmdline", "status"]):
+        cmdline = proc.info["cmdline"] or []
+        if "run-session" in cmdline and session_id in cmdline:
+            return proc.info["status"] != psutil.STATUS_ZOMBIE
+    return False
+
+
 def test_two_hundred_sessions_and_a_flood_of_output(sessions, store):
     for number in range(200):
         sessions.create(f"idle {number}")
@@ -343,6 +353,11 @@ def test_two_hundred_sessions_and_a_flood_of_output(sessions, store):
         await wait_for(
             pilot, lambda: _cell(app, flood.id, "state") == "completed", "completed state"
         )
+        # the store is idle once the runner has exited: it still writes after "completed" (its
+        # end steps), which a loaded machine lets the dashboard see; then one poll reads the last
+        await wait_for(pilot, lambda: not _runner_alive(flood.id), "the runner exited")
+        polls = app.watcher.polls
+        await wait_for(pilot, lambda: app.watcher.polls >= polls + 2, "a poll after the runner")
         reads, polls = app.watcher.reads, app.watcher.polls
         await wait_for(pilot, lambda: app.watcher.polls >= polls + 10, "more polls")
         assert app.watcher.reads == reads  # an idle store is not re-read
