@@ -11,11 +11,10 @@ request needs it.
 
 from __future__ import annotations
 
-from pathlib import Path
-
-TYPE_CHECKING = False  # without importing typing
+TYPE_CHECKING = False  # without importing typing or pathlib (ecc hook loads the adapters)
 if TYPE_CHECKING:
     from collections.abc import Callable
+    from pathlib import Path
     from typing import Any
 
     from ecc.contract.types import IntegrationRequest, IntegrationResult
@@ -39,6 +38,8 @@ def scoped(request: IntegrationRequest, user: str | Callable[[], Path], project:
     """``project`` inside the project directory, or with ``--user`` the user-level path: ``user``
     inside the home directory, or what ``user()`` returns (a harness with a home of its own)."""
     if request.scope == "user":
+        from pathlib import Path
+
         return Path.home() / user if isinstance(user, str) else user()
     return request.project_dir / project
 

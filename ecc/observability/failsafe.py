@@ -38,17 +38,19 @@ SETTINGS = ("enforce", "fail_closed")
 # -- the last settings that loaded -----------------------------------------------------------
 
 
-def _key(cwd: Path | None) -> str:
+def _key(cwd: str | Path | None) -> str:
     """Which config files the settings were loaded from (not their content)."""
-    project = paths.project_config_file(cwd)
-    return json.dumps([str(paths.user_config_file()), str(project), os.environ.get("ECC_CONFIG")])
+    project = paths.project_config_location(cwd)
+    user = paths.user_config_location()
+    return json.dumps([user, str(project), os.environ.get("ECC_CONFIG")])
 
 
-def _location(key: str) -> Path:
-    return paths.state_dir() / "failsafe" / f"{paths.sha256_hex(key)[:24]}.json"
+def _location(key: str) -> str:
+    name = f"{paths.sha256_hex(key)[:24]}.json"
+    return os.path.join(paths.directory("state"), "failsafe", name)
 
 
-def remember(risk: Any, cwd: Path | None = None) -> None:
+def remember(risk: Any, cwd: str | Path | None = None) -> None:
     """Keep ``risk.enforce`` and ``risk.fail_closed`` of a config that loaded; never raises."""
     try:
         key = _key(cwd)
@@ -56,8 +58,9 @@ def remember(risk: Any, cwd: Path | None = None) -> None:
         target = _location(key)
         if _read(target) == entry:
             return
-        paths.ensure_private_dir(target.parent)
-        tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+        folder, name = os.path.split(target)
+        paths.ensure_private_dir(folder)
+        tmp = os.path.join(folder, f".{name}.{os.getpid()}.tmp")
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
         try:
             os.write(fd, json.dumps(entry).encode("utf-8"))
@@ -68,7 +71,7 @@ def remember(risk: Any, cwd: Path | None = None) -> None:
         pass
 
 
-def _read(target: Path) -> dict[str, Any] | None:
+def _read(target: str) -> dict[str, Any] | None:
     try:
         with open(target, encoding="utf-8") as handle:
             data = json.load(handle)
@@ -77,7 +80,7 @@ def _read(target: Path) -> dict[str, Any] | None:
     return data if isinstance(data, dict) else None
 
 
-def recall(cwd: Path | None = None) -> dict[str, bool] | None:
+def recall(cwd: str | Path | None = None) -> dict[str, bool] | None:
     """The settings :func:`remember` kept for the same config files, or None."""
     key = _key(cwd)
     data = _read(_location(key))
@@ -159,7 +162,7 @@ def _value(text: str) -> Any:
         return text
 
 
-def layers(cwd: Path | None = None) -> list[Layer]:
+def layers(cwd: str | Path | None = None) -> list[Layer]:
     """Every source of the two settings, each read on its own: one broken file hides nothing
     of the others."""
     from pathlib import Path
@@ -197,7 +200,7 @@ def layers(cwd: Path | None = None) -> list[Layer]:
 # -- the decision ----------------------------------------------------------------------------
 
 
-def verdict(cwd: Path | None = None) -> tuple[bool, str]:
+def verdict(cwd: str | Path | None = None) -> tuple[bool, str]:
     """(deny, why) for a hook call whose config failed to load."""
     sources = layers(cwd)
     for layer in sources:

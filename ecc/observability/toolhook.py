@@ -23,12 +23,12 @@ from __future__ import annotations
 
 import json
 import os
-from pathlib import Path
 
 from ecc.runtime import paths
 
-TYPE_CHECKING = False  # typing stays unimported: this runs before every tool call
+TYPE_CHECKING = False  # typing and pathlib stay unimported: this runs before every tool call
 if TYPE_CHECKING:
+    from pathlib import Path
     from typing import Any
 
 HOT_HOOKS = ("ecc_parse_hook_payload", "ecc_hook_response", "ecc_score_tool_call")
@@ -41,7 +41,7 @@ POLICY_DIR_ENV = "ECC_POLICY_DIR"  # the directory ``ecc run`` was invoked in: i
 SESSION_HOOK_ENV = "ECC_SESSION_HOOK"  # "1": the session applies its own (``--managed``) hook
 
 
-def load(cwd: Path | None = None, harness: str | None = None) -> tuple[Any, Any]:
+def load(cwd: str | Path | None = None, harness: str | None = None) -> tuple[Any, Any]:
     """(config view, plugin set) for the hook: only the modules implementing its hooks (for
     ``harness``: its own adapter's) when the start-up index has them (``PluginSet.for_hooks``),
     else the process's set."""
@@ -70,12 +70,14 @@ def log_error(what: str, exc: BaseException | None = None, harness: str = "") ->
     try:
         import time
 
-        directory = paths.ensure_private_dir(paths.state_dir() / "logs")
+        directory = paths.ensure_private_dir(os.path.join(paths.directory("state"), "logs"))
         detail = f": {type(exc).__name__}: {exc}" if exc is not None else ""
         line = f"{time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())} ecc hook"
         line += f" [{harness}]" if harness else ""
         line += f" {what}{detail}".replace("\n", " ")[:2000] + "\n"
-        fd = os.open(directory / "hook.log", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        fd = os.open(
+            os.path.join(directory, "hook.log"), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600
+        )
         try:
             os.write(fd, line.encode("utf-8", "replace"))
         finally:
@@ -113,7 +115,7 @@ def run(
     harness: str,
     event: str,
     raw: bytes,
-    cwd: Path | None = None,
+    cwd: str | Path | None = None,
     managed: bool = False,
     ending: bool = False,
 ) -> Any:
@@ -135,7 +137,7 @@ def run(
             log_error(why, harness=harness)
             failed = HookEvent(harness=harness, event=event, phase="pre_tool")
             return _answer(_default_adapter(harness), HookDecision(failed, "deny", reason=why))
-        cwd = Path(policy_dir)
+        cwd = policy_dir
     elif os.environ.get(SESSION_HOOK_ENV) == "1":
         from ecc.contract.types import HookResponse
 
@@ -202,7 +204,7 @@ def _answer(adapter: Any, decision: Any) -> Any:
     return _generic_response(decision)
 
 
-def _without_config(harness: str, event: str, error: BaseException, cwd: Path | None) -> Any:
+def _without_config(harness: str, event: str, error: BaseException, cwd: str | Path | None) -> Any:
     """The answer when the config does not load: denied when the fail-closed setting, read on
     its own, says so or cannot be known under enforcement (:mod:`ecc.observability.failsafe`)."""
     from ecc.contract.types import HookDecision, HookEvent

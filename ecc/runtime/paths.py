@@ -2,61 +2,127 @@
 
 Each location can be moved with an environment variable, which tests and operators use to keep
 state apart: ``ECC_CONFIG_DIR``, ``ECC_STATE_DIR``, ``ECC_DATA_DIR``, ``ECC_CACHE_DIR``.
+
+Every location has a text form (:func:`directory`, the ``*_location`` functions) that the hot
+paths join with ``os.path``: ``ecc hook`` runs before every tool call, and importing ``pathlib``
+(which brings ``urllib.parse`` and ``ipaddress``) is about 7 ms of it. The ``Path`` forms are
+those texts as ``Path``; this module imports ``pathlib`` only when one is asked for.
 """
 
 from __future__ import annotations
 
 import os
-from pathlib import Path
+
+TYPE_CHECKING = False  # typing and pathlib stay unimported on the hot paths
+if TYPE_CHECKING:
+    from pathlib import Path
+    from typing import TypeVar
+
+    P = TypeVar("P", str, Path)
 
 APP_NAME = "ecc"
 
 
-def _dir(env: str, kind: str) -> Path:
-    override = os.environ.get(env)
+def directory(kind: str) -> str:
+    """ecc's ``kind`` directory (config, state, data or cache) as text: ``ECC_<KIND>_DIR``
+    when set, else the platform's."""
+    override = os.environ.get(f"ECC_{kind.upper()}_DIR")
     if override:
-        return Path(override).expanduser()
+        return os.path.expanduser(override)
     import platformdirs
 
-    return Path(getattr(platformdirs, f"user_{kind}_dir")(APP_NAME, appauthor=False))
+    return str(getattr(platformdirs, f"user_{kind}_dir")(APP_NAME, appauthor=False))
+
+
+def _dir(kind: str) -> Path:
+    from pathlib import Path
+
+    return Path(directory(kind))
 
 
 def config_dir() -> Path:
-    return _dir("ECC_CONFIG_DIR", "config")
+    return _dir("config")
 
 
 def state_dir() -> Path:
-    return _dir("ECC_STATE_DIR", "state")
+    return _dir("state")
 
 
 def data_dir() -> Path:
-    return _dir("ECC_DATA_DIR", "data")
+    return _dir("data")
 
 
 def cache_dir() -> Path:
-    return _dir("ECC_CACHE_DIR", "cache")
+    return _dir("cache")
+
+
+def user_config_location() -> str:
+    return os.path.join(directory("config"), "config.toml")
 
 
 def user_config_file() -> Path:
-    return config_dir() / "config.toml"
+    from pathlib import Path
+
+    return Path(user_config_location())
 
 
-def find_project_root(start: Path | None = None) -> Path | None:
-    """The nearest ancestor of ``start`` (default: the working directory) holding ``.git``."""
-    here = (start or Path.cwd()).resolve()
-    for candidate in (here, *here.parents):
-        if (candidate / ".git").exists():
-            return candidate
-    return None
+def project_root_location(start: str | os.PathLike[str] | None = None) -> str | None:
+    """The nearest ancestor of ``start`` (default: the working directory), resolved, holding
+    ``.git``."""
+    here = os.path.realpath(start or os.getcwd())
+    while True:
+        if _exists(os.path.join(here, ".git")):
+            return here
+        parent = os.path.dirname(here)
+        if parent == here:
+            return None
+        here = parent
 
 
-def project_config_file(start: Path | None = None) -> Path | None:
-    root = find_project_root(start)
-    return root / ".ecc" / "config.toml" if root else None
+def _exists(location: str) -> bool:
+    """As ``Path.exists``: nothing there is False, a refusal to look (EACCES...) raises."""
+    import errno
+
+    try:
+        os.stat(location)
+    except (FileNotFoundError, NotADirectoryError):
+        return False
+    except OSError as exc:
+        if exc.errno in (errno.EBADF, errno.ELOOP):
+            return False
+        raise
+    except ValueError:  # an embedded NUL
+        return False
+    return True
 
 
-def ensure_private_dir(path: Path) -> Path:
-    """Create ``path`` and every missing level above it with mode 0700; return it.
+def find_project_root(start: str | os.PathLike[str] | None = None) -> Path | None:
+    """:func:`project_root_location` as a ``Path``."""
+    root = project_root_location(start)
+    if root is None:
+        return None
+    from pathlib import Path
+
+    return Path(root)
+
+
+def project_config_location(start: str | os.PathLike[str] | None = None) -> str | None:
+    root = project_root_location(start)
+    return os.path.join(root, ".ecc", "config.toml") if root else None
+
+
+def project_config_file(start: str | os.PathLike[str] | None = None) -> Path | None:
+    found = project_config_location(start)
+    if found is None:
+        return None
+    from pathlib import Path
+
+    return Path(found)
+
+
+def ensure_private_dir(path: P) -> P:
+    """Create ``path`` (a ``Path`` or text) and every missing level above it with mode 0700;
+    return it.
 
     ecc's directories hold private data (config, sessions, agents' output, worktrees of the
     user's code, logs), so nothing ecc creates may be 0755, even ``~/.local/share`` when ecc is
@@ -67,16 +133,17 @@ def ensure_private_dir(path: Path) -> Path:
     try:
         os.mkdir(path, 0o700)
     except FileExistsError:
-        if not path.is_dir():
+        if not os.path.isdir(path):
             raise
     except FileNotFoundError:
-        if path.parent == path:
+        parent = os.path.dirname(os.fspath(path).rstrip(os.sep) or os.sep) or os.curdir
+        if parent == os.fspath(path):
             raise
-        ensure_private_dir(path.parent)
+        ensure_private_dir(parent)
         try:
             os.mkdir(path, 0o700)
         except FileExistsError:  # made by a concurrent ecc in the meantime
-            if not path.is_dir():
+            if not os.path.isdir(path):
                 raise
     return path
 

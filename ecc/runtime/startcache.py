@@ -18,13 +18,12 @@ from ecc.runtime import paths
 
 TYPE_CHECKING = False  # typing stays unimported on the hot paths
 if TYPE_CHECKING:
-    from pathlib import Path
     from typing import Any
 
 
-def location(kind: str, key: str) -> Path:
-    """Where the entry of ``kind`` computed from ``key`` lives."""
-    return paths.cache_dir() / kind / f"{paths.sha256_hex(key)[:24]}.json"
+def location(kind: str, key: str) -> str:
+    """Where the entry of ``kind`` computed from ``key`` lives (text: pathlib stays unimported)."""
+    return os.path.join(paths.directory("cache"), kind, f"{paths.sha256_hex(key)[:24]}.json")
 
 
 def read(kind: str, key: str) -> dict[str, Any] | None:
@@ -43,9 +42,11 @@ def write(kind: str, key: str, data: dict[str, Any]) -> None:
     """Store ``data`` for ``key`` atomically (a reader sees the old entry or the new one)."""
     target = location(kind, key)
     try:
-        paths.ensure_private_dir(target.parent)
-        tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
-        tmp.write_text(json.dumps({**data, "key": key}), encoding="utf-8")
+        folder, name = os.path.split(target)
+        paths.ensure_private_dir(folder)
+        tmp = os.path.join(folder, f".{name}.{os.getpid()}.tmp")
+        with open(tmp, "w", encoding="utf-8") as handle:
+            handle.write(json.dumps({**data, "key": key}))
         os.replace(tmp, target)
     except OSError:
         pass  # a read-only cache costs only speed

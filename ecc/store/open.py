@@ -7,43 +7,61 @@ Each dialect is imported only when chosen, so a SQLite user never imports psycop
 
 from __future__ import annotations
 
-from pathlib import Path
+import os
 
 from ecc.store.base import StoreError, redact
 
-TYPE_CHECKING = False
+TYPE_CHECKING = False  # typing and pathlib stay unimported: ecc hook opens a store on every call
 if TYPE_CHECKING:
     from os import PathLike
+    from pathlib import Path
     from typing import Any
 
     from ecc.store.base import Store
 
 
-def default_path() -> Path:
+def default_location() -> str:
     """Where the embedded store lives when ``[store] url`` is unset."""
     from ecc.runtime import paths
 
-    return paths.state_dir() / "ecc.db"
+    return os.path.join(paths.directory("state"), "ecc.db")
+
+
+def default_path() -> Path:
+    from pathlib import Path
+
+    return Path(default_location())
 
 
 def is_postgres_url(url: object) -> bool:
     return isinstance(url, str) and url.startswith(("postgresql://", "postgres://"))
 
 
-def resolve_url(url: str | None) -> Path | str:
-    """Map ``[store] url`` to a SQLite path or a PostgreSQL URL; refuse anything else."""
+def sqlite_location(url: str | None) -> str | None:
+    """The SQLite file ``[store] url`` names, as text; None for a PostgreSQL URL; refuse
+    anything else."""
     if not url:
-        return default_path()
+        return default_location()
     if is_postgres_url(url):
-        return url
+        return None
     if url.startswith("sqlite:///"):
-        return Path(url[len("sqlite://") :]).expanduser()
+        return os.path.expanduser(url[len("sqlite://") :])
     if "://" in url:
         raise StoreError(
             f"unsupported store url {redact(url)!r} (use sqlite:///PATH, a file path or "
             "postgresql://…)"
         )
-    return Path(url).expanduser()
+    return os.path.expanduser(url)
+
+
+def resolve_url(url: str | None) -> Path | str:
+    """Map ``[store] url`` to a SQLite path or a PostgreSQL URL; refuse anything else."""
+    location = sqlite_location(url)
+    if location is None:
+        return str(url)
+    from pathlib import Path
+
+    return Path(location)
 
 
 def open_store(url: str | PathLike[str] | None = None, *, config: Any = None) -> Store:
@@ -56,11 +74,11 @@ def open_store(url: str | PathLike[str] | None = None, *, config: Any = None) ->
 
             config = view()
         url = config.store.url
-    target = resolve_url(url) if isinstance(url, str) or url is None else Path(url)
-    if isinstance(target, str):
+    location = sqlite_location(url) if isinstance(url, str) or url is None else os.fspath(url)
+    if location is None:
         from ecc.store.postgres import PostgresStore
 
-        return PostgresStore(target)
+        return PostgresStore(str(url))
     from ecc.store.sqlite import SqliteStore
 
-    return SqliteStore(target)
+    return SqliteStore(location)

@@ -38,7 +38,7 @@ def test_a_changed_config_schema_refreshes_the_cached_view(git_repo: Path, monke
     number must not be handed a view cached by the old code, which lacks the new keys."""
     schema = git_repo / "model.py"
     schema.write_text("# the model, before\n")
-    monkeypatch.setattr(fastconfig, "SCHEMA_FILES", (schema,))
+    monkeypatch.setattr(fastconfig, "SCHEMA_FILES", (str(schema),))
     fastconfig.view(cwd=git_repo)
     [entry] = (paths.cache_dir() / "config").glob("*.json")
     data = json.loads(entry.read_text())

@@ -6,6 +6,7 @@ import importlib
 import json
 import sys
 import types
+from pathlib import Path
 
 import pluggy
 import pytest
@@ -216,7 +217,7 @@ def test_a_damaged_record_is_ignored_and_pluggy_asked_again(installed, damage):
 
     installed("@hookimpl\ndef ecc_memory_backend(name):\n    return name\n")
     assert sole(name="x", settings={}) == "x" and is_recorded()
-    [entry] = list(startcache.location("sole", "k").parent.glob("*.json"))
+    [entry] = list(Path(startcache.location("sole", "k")).parent.glob("*.json"))
     entry.write_text(json.dumps({**json.loads(entry.read_text()), **damage}))
     assert not is_recorded()
     assert sole(name="y", settings={}) == "y"  # answered through pluggy, and recorded again

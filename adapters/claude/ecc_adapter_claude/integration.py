@@ -16,8 +16,6 @@ Loaded on its own by ``ecc hook``'s hot path: it imports nothing from its packag
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from ecc.adapterkit import install
 from ecc.adapterkit.hooks import HookProtocol
 from ecc.contract.markers import hookimpl  # without the specs module (ecc hook)
@@ -29,8 +27,9 @@ from ecc.contract.types import (
     IntegrationResult,
 )
 
-TYPE_CHECKING = False  # typing stays unimported: ecc hook loads this module
+TYPE_CHECKING = False  # typing and pathlib stay unimported: ecc hook loads this module
 if TYPE_CHECKING:
+    from pathlib import Path
     from typing import Any
 
 __all__ = ["ecc_hook_response", "ecc_install_integration", "ecc_parse_hook_payload"]

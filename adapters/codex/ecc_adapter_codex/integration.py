@@ -22,7 +22,6 @@ Loaded on its own by ``ecc hook``'s hot path: it imports nothing from its packag
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 from ecc.adapterkit import install
 from ecc.adapterkit.hooks import HookProtocol
@@ -35,8 +34,9 @@ from ecc.contract.types import (
     IntegrationResult,
 )
 
-TYPE_CHECKING = False  # typing stays unimported: ecc hook loads this module
+TYPE_CHECKING = False  # typing and pathlib stay unimported: ecc hook loads this module
 if TYPE_CHECKING:
+    from pathlib import Path
     from typing import Any
 
 __all__ = ["ecc_hook_response", "ecc_install_integration", "ecc_parse_hook_payload"]
@@ -65,6 +65,8 @@ TRUST_HOOK = (
 
 
 def codex_home() -> Path:
+    from pathlib import Path
+
     home = os.environ.get("CODEX_HOME")
     return Path(home) if home else Path.home() / ".codex"
 

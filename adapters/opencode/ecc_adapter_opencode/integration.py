@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import json
 import os
-from pathlib import Path
 
 from ecc.adapterkit import install
 from ecc.adapterkit.hooks import HookProtocol
@@ -37,8 +36,9 @@ from ecc.contract.types import (
     IntegrationResult,
 )
 
-TYPE_CHECKING = False  # typing stays unimported: ecc hook loads this module
+TYPE_CHECKING = False  # typing and pathlib stay unimported: ecc hook loads this module
 if TYPE_CHECKING:
+    from pathlib import Path
     from typing import Any
 
 __all__ = ["ecc_hook_response", "ecc_install_integration", "ecc_parse_hook_payload"]
@@ -138,6 +138,8 @@ export const {export} = async () => ({{
 def locations(request: IntegrationRequest) -> tuple[Path, Path]:
     """(plugin module, opencode.json) for the request's scope."""
     if request.scope == "user":
+        from pathlib import Path
+
         base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
         directory = Path(base) / "opencode"
         return directory / MODULE_NAME, directory / "opencode.json"
@@ -221,6 +223,8 @@ def _hooks(request: IntegrationRequest) -> IntegrationResult:
     root = install.root(request)
     real_config = edit_target(config_file, root)
     data, original = read_json(real_config, "OpenCode config file")
+    from pathlib import Path
+
     entry = Path(os.path.abspath(module)).as_uri()
     plugins = data.get("plugin", [])
     if not isinstance(plugins, list):

@@ -20,10 +20,13 @@ from __future__ import annotations
 
 import json
 import os
-from pathlib import Path
 
 from ecc.contract.errors import ConfigError
 from ecc.runtime import paths
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from pathlib import Path
 
 STORE_VERSION = 1
 
@@ -42,8 +45,15 @@ class Record:
         return {"path": self.path, "sha256": self.sha256, "trusted_at": self.trusted_at}
 
 
+def store_location() -> str:
+    """Where the store is, as text (the hot paths' config fingerprint: no pathlib)."""
+    return os.path.join(paths.directory("data"), "trust", "trusted.json")
+
+
 def store_path() -> Path:
-    return paths.data_dir() / "trust" / "trusted.json"
+    from pathlib import Path
+
+    return Path(store_location())
 
 
 def digest(data: bytes) -> str:
@@ -59,7 +69,7 @@ def digest(data: bytes) -> str:
     return str(sha256(data).hexdigest())
 
 
-def file_digest(path: Path | None) -> str | None:
+def file_digest(path: str | Path | None) -> str | None:
     """The digest of the file at ``path``, or None when there is none (a cache fingerprint)."""
     if path is None:
         return None
@@ -129,6 +139,8 @@ def _main_checkout_file(root: Path) -> Path | None:
         return None  # a directory (a main checkout) or nothing readable
     if not text.startswith("gitdir:"):
         return None
+    from pathlib import Path
+
     gitdir = Path(text[len("gitdir:") :].strip())
     gitdir = gitdir if gitdir.is_absolute() else root / gitdir
     try:

@@ -18,7 +18,6 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterator, Mapping
-from pathlib import Path
 
 from ecc import __version__
 from ecc.runtime import paths, startcache
@@ -27,6 +26,7 @@ from ecc.runtime.config import trust
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing on the hot path
 if TYPE_CHECKING:
+    from pathlib import Path
     from typing import Any
 
 
@@ -68,39 +68,43 @@ def _wrap(value: Any) -> Any:
     return ConfigView(value) if isinstance(value, dict) else value
 
 
-def _stat_key(path: Path | None) -> list[Any] | None:
+def _stat_key(path: str | None) -> list[Any] | None:
     if path is None:
         return None
     try:
-        st = path.stat()
+        st = os.stat(path)
     except OSError:
-        return [str(path), None]
-    return [str(path), st.st_ino, st.st_size, st.st_mtime_ns]
+        return [path, None]
+    return [path, st.st_ino, st.st_size, st.st_mtime_ns]
 
 
 # What gives the configuration its shape and decides what of a project file applies: a
 # checkout that edits them (a new key, a new guard) without a new version number must not be
 # handed a view the old code cached.
-SCHEMA_FILES = tuple(Path(__file__).with_name(n) for n in ("model.py", "sections.py", "guarded.py"))
+SCHEMA_FILES = tuple(
+    os.path.join(os.path.dirname(__file__), name)
+    for name in ("model.py", "sections.py", "guarded.py")
+)
 
 
-def _inputs(cwd: Path | None, overrides: tuple[str, ...]) -> tuple[str, list[Any]]:
-    """(identity, fingerprint): which cache entry, and whether it is still current."""
+def _inputs(cwd: str | Path | None, overrides: tuple[str, ...]) -> tuple[str, list[Any]]:
+    """(identity, fingerprint): which cache entry, and whether it is still current. Texts
+    joined with ``os.path``: a warm hook never imports pathlib."""
     explicit = os.environ.get("ECC_CONFIG")
-    project = paths.project_config_file(cwd)
+    project = paths.project_config_location(cwd)
+    user = paths.user_config_location()
     env = sorted((k, v) for k, v in os.environ.items() if k.startswith("ECC__"))
-    identity = json.dumps(
-        [__version__, str(paths.user_config_file()), str(project), explicit, env, overrides]
-    )
-    files = [paths.user_config_file(), project, Path(explicit) if explicit else None]
+    identity = json.dumps([__version__, user, str(project), explicit, env, overrides])
+    files = [user, project, explicit or None]
     # trust is per content: the digest, not a stat a writer can restore, decides
-    trusted = [trust.file_digest(project), _stat_key(trust.store_path())]
+    trusted = [trust.file_digest(project), _stat_key(trust.store_location())]
     schema = [_stat_key(p) for p in SCHEMA_FILES]
     return identity, [*(_stat_key(p) for p in files), *trusted, *schema]
 
 
-def view(cwd: Path | None = None) -> ConfigView:
-    """The effective configuration, validated, as a :class:`ConfigView`.
+def view(cwd: str | Path | None = None) -> ConfigView:
+    """The effective configuration, validated, as a :class:`ConfigView` (``cwd``: where to
+    look for the project file, default the working directory).
 
     Raises :class:`ecc.contract.errors.ConfigError` exactly as a full load would when the
     config is bad (a bad config is never cached).
@@ -113,7 +117,12 @@ def view(cwd: Path | None = None) -> ConfigView:
         return ConfigView(cached["config"])
     from ecc.runtime.config import model as full
 
-    loaded = full.current() if cwd is None else full.load(cwd=cwd, overrides=overrides)
+    if cwd is None:
+        loaded = full.current()
+    else:
+        from pathlib import Path
+
+        loaded = full.load(cwd=Path(cwd), overrides=overrides)
     data = loaded.config.model_dump(mode="json")
     ignored = [item.as_dict() for item in loaded.ignored]
     startcache.write(
@@ -127,7 +136,7 @@ def view(cwd: Path | None = None) -> ConfigView:
 _ignored: dict[str, tuple[list[Any], list[dict[str, str]]]] = {}
 
 
-def ignored_notice(cwd: Path | None = None) -> str | None:
+def ignored_notice(cwd: str | Path | None = None) -> str | None:
     """The warning line naming the project keys the effective configuration left out (the file
     is untrusted), or None; what :func:`view` found, so a warm ``ecc run -d`` stays fast."""
     identity, fingerprint = _inputs(cwd, cli_overrides.pairs())

@@ -166,9 +166,14 @@ def load_module(name: str, file: str) -> Any:
     module = sys.modules.get(name)
     if module is not None:
         return module
-    # importlib.util's own two functions, without its import (~1.5 ms of every ecc hook)
-    from importlib._bootstrap import module_from_spec
-    from importlib._bootstrap_external import spec_from_file_location
+    # importlib.util's own two functions, from the interpreter's frozen bootstrap modules that
+    # importlib re-exports: without importing importlib.util (~1.5 ms of every ecc hook), nor
+    # importlib itself, which brings warnings
+    try:
+        from _frozen_importlib import module_from_spec
+        from _frozen_importlib_external import spec_from_file_location
+    except ImportError:  # an interpreter without them
+        from importlib.util import module_from_spec, spec_from_file_location
 
     spec = spec_from_file_location(name, file)
     if spec is None or spec.loader is None:
