@@ -183,52 +183,14 @@ class ScopeIndex:
         deletions: Iterable[str],
         meta: dict[str, Any] | None = None,
     ) -> None:
-        """Replace changed rows, drop vanished ones and record ``meta``, in one transaction.
-
-        A changed row is deleted and inserted again (never updated in place) so it gets a new
-        docid: the ranking segment tells its own rows from newer ones by that number.
-        """
-        assert self.db is not None
-        deletions = list(deletions)
-        if not upserts and not deletions and not meta:
-            return
-        db = self.db
-        db.execute("BEGIN IMMEDIATE")
+        """Replace changed rows, drop vanished ones and record ``meta``, in one transaction
+        (:class:`RowWriter`, all at once)."""
+        writer = RowWriter(self)
         try:
-            if db.execute("SELECT EXISTS(SELECT 1 FROM docs)").fetchone()[0]:  # else: cold
-                db.executemany(
-                    "DELETE FROM docs WHERE rel = ?",
-                    [(rel,) for rel in deletions] + [(row[0],) for row in upserts],
-                )
-            # Under the write lock the next docids are known: number the rows here and insert
-            # them in batches (AUTOINCREMENT then carries on from the highest).
-            (last,) = db.execute(
-                "SELECT max(ifnull((SELECT seq FROM sqlite_sequence WHERE name = 'docs'), 0),"
-                " ifnull((SELECT max(docid) FROM docs), 0))"
-            ).fetchone()
-            docids = range(last + 1, last + 1 + len(upserts))
-            marks = ",".join("?" for _ in DOC_COLUMNS)
-            db.executemany(
-                f"INSERT INTO docs(docid,{','.join(DOC_COLUMNS)}) VALUES(?,{marks})",
-                [(docid, *row[:_PACKED_AT]) for docid, row in zip(docids, upserts, strict=True)],
-            )
-            db.executemany(  # valid documents only: bodies are never shown otherwise
-                "INSERT INTO packed VALUES(?, ?)",
-                [
-                    (docid, row[_PACKED_AT])
-                    for docid, row in zip(docids, upserts, strict=True)
-                    if row[3] is None
-                ],
-            )
-            for key, value in (meta or {}).items():
-                db.execute("INSERT OR REPLACE INTO meta VALUES(?, ?)", (key, value))
-            db.execute("COMMIT")
-        except BaseException:
-            db.execute("ROLLBACK")
-            raise
-        for docid, row in zip(docids, upserts, strict=True):
-            if row[3] is None:
-                self.fresh_terms[docid] = row[_PACKED_AT + 1]
+            writer.add(upserts)
+            writer.finish(deletions, meta)
+        finally:
+            writer.abort()
 
     def query(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> list[tuple[Any, ...]]:
         assert self.db is not None
@@ -238,3 +200,112 @@ class ScopeIndex:
         if self.db is not None:
             self.db.close()
             self.db = None
+
+
+class RowWriter:
+    """One refresh's changes to an index, written in one transaction: rows can be handed over
+    (:meth:`add`, :meth:`flush`) while later ones are still being built, so the inserts of a
+    cold build overlap the building instead of following it; nothing is visible to others, nor
+    kept by a killed process, before :meth:`finish` commits.
+
+    A changed row is deleted and inserted again (never updated in place) so it gets a new
+    docid: the ranking segment tells its own rows from newer ones by that number. A write that
+    fails is rolled back at once and its error raised by :meth:`finish`.
+    """
+
+    def __init__(self, index: ScopeIndex) -> None:
+        assert index.db is not None
+        self.index = index
+        self.db = index.db
+        self.pending: list[tuple[Any, ...]] = []
+        self.next_docid = 0  # 0: no transaction yet
+        self.cold = False  # the index held no row when the transaction began: nothing to delete
+        self.terms: list[tuple[int, Any]] = []  # (docid, body terms) of the valid rows written
+        self.error: BaseException | None = None
+
+    def add(self, rows: Iterable[tuple[Any, ...]]) -> None:
+        self.pending.extend(rows)
+
+    def flush(self, minimum: int = 1) -> bool:
+        """Write the pending rows if there are at least ``minimum``; whether any were written."""
+        rows = self.pending
+        if self.error is not None or not rows or len(rows) < minimum:
+            return False
+        self.pending = []
+        try:
+            self._begin()
+            self._insert(rows)
+        except BaseException as exc:
+            self.error = exc  # never committed: the rows taken are lost with the transaction
+            self.abort()
+            if not isinstance(exc, sqlite3.Error):
+                raise
+        return True
+
+    def _begin(self) -> None:
+        if self.next_docid:
+            return
+        db = self.db
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            self.cold = not db.execute("SELECT EXISTS(SELECT 1 FROM docs)").fetchone()[0]
+            # Under the write lock the next docids are known: number the rows here and insert
+            # them in batches (AUTOINCREMENT then carries on from the highest).
+            (last,) = db.execute(
+                "SELECT max(ifnull((SELECT seq FROM sqlite_sequence WHERE name = 'docs'), 0),"
+                " ifnull((SELECT max(docid) FROM docs), 0))"
+            ).fetchone()
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+        self.next_docid = last + 1
+
+    def _insert(self, rows: list[tuple[Any, ...]]) -> None:
+        db = self.db
+        if not self.cold:
+            db.executemany("DELETE FROM docs WHERE rel = ?", [(row[0],) for row in rows])
+        docids = range(self.next_docid, self.next_docid + len(rows))
+        marks = ",".join("?" for _ in DOC_COLUMNS)
+        db.executemany(
+            f"INSERT INTO docs(docid,{','.join(DOC_COLUMNS)}) VALUES(?,{marks})",
+            [(docid, *row[:_PACKED_AT]) for docid, row in zip(docids, rows, strict=True)],
+        )
+        valid = [(docid, row) for docid, row in zip(docids, rows, strict=True) if row[3] is None]
+        db.executemany(  # valid documents only: bodies are never shown otherwise
+            "INSERT INTO packed VALUES(?, ?)", [(docid, row[_PACKED_AT]) for docid, row in valid]
+        )
+        self.next_docid += len(rows)
+        self.terms.extend((docid, row[_PACKED_AT + 1]) for docid, row in valid)
+
+    def finish(self, deletions: Iterable[str], meta: dict[str, Any] | None = None) -> None:
+        """Write what is pending, drop the rows of ``deletions``, record ``meta`` and commit."""
+        removed = [(rel,) for rel in deletions]
+        self.flush()
+        if self.error is not None:
+            raise self.error
+        if not self.next_docid and not removed and not meta:
+            return
+        db = self.db
+        self._begin()
+        try:
+            if removed and not self.cold:
+                db.executemany("DELETE FROM docs WHERE rel = ?", removed)
+            for key, value in (meta or {}).items():
+                db.execute("INSERT OR REPLACE INTO meta VALUES(?, ?)", (key, value))
+            db.execute("COMMIT")
+        except BaseException:
+            self.abort()
+            raise
+        self.next_docid = 0
+        self.index.fresh_terms.update(self.terms)
+        self.terms = []
+
+    def abort(self) -> None:
+        """Roll back what was written and not committed (nothing once finished)."""
+        if self.next_docid:
+            self.next_docid = 0
+            self.terms = []
+            try:
+                self.db.execute("ROLLBACK")
+            except sqlite3.Error:
+                pass  # rolled back already (a failed statement can end the transaction)

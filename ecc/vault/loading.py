@@ -22,7 +22,7 @@ from ecc.vault.format import (
     MemoryFormatError,
     as_enum,
 )
-from ecc.vault.index import ScopeIndex
+from ecc.vault.index import RowWriter, ScopeIndex
 from ecc.vault.rowbuild import build_rows
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing on the hot path
@@ -42,6 +42,7 @@ INVALID_MESSAGES = {
     "invalid-document": "Memory document is invalid or unreadable.",
 }
 
+WRITE_BATCH = 256  # rows written at once while workers build (a chunk's worth)
 _REL = operator.itemgetter(0)  # of a scanned (rel, stamp) pair
 _STAMP = operator.itemgetter(1)
 SCAN_ID_META = "scan_id"  # the settled state's id (ScopeLoad.settled)
@@ -262,7 +263,6 @@ def _refresh(
     if index.persistent and _unchanged(index, listing, documents, scope_load, load, watch):
         return scope_load
     known = index.stamps()
-    upserts: list[tuple[Any, ...]] = []
     start_bytes, start_invalid = load.scanned_bytes, load.invalid_file_count
     invalid_start = len(load.invalid_files)
     truncated = False
@@ -271,56 +271,69 @@ def _refresh(
         for rel, stamp in documents
         if (cached := known.get(rel)) is None or cached[0] != stamp or not stamp
     ]
+    # The rows go to the index as they come (one transaction, committed at the end): while it
+    # waits for forked workers, the caller writes the rows it has instead of idling.
+    writer = RowWriter(index)
     # in walk order, as the loop below asks for them; forked workers help with many files of a
     # backend with a local tree (``watch_root``), whose reads work in a forked child
-    built = build_rows(store, scope, todo, parallel=getattr(store, "watch_root", None) is not None)
+    built = build_rows(
+        store,
+        scope,
+        todo,
+        parallel=getattr(store, "watch_root", None) is not None,
+        idle=lambda: writer.flush(WRITE_BATCH),
+    )
     try:
-        for rel, stamp in documents:
-            if load.scanned_bytes >= MAX_SCAN_BYTES:
-                truncated = True
-                break
-            cached = known.get(rel)
-            if cached is not None and cached[0] == stamp and stamp:
-                row = None
-                nbytes, code = cached[1], cached[2]
-            else:
-                row = next(built)
-                nbytes, code = row[2], row[3]
-            if load.scanned_bytes + nbytes > MAX_SCAN_BYTES:
-                truncated = True
-                break
-            load.scanned_bytes += nbytes
-            if row is not None:
-                upserts.append(row)
-            scope_load.included.append(rel)
-            if code:
-                _note_invalid(load, scope, rel, code)
-    finally:
-        built.close()
-    load.truncated = load.truncated or truncated
-    # The listing lets the next refresh skip this work when nothing changed; a truncated
-    # refresh depends on the other scopes' sizes, and a document without a stamp (changed too
-    # recently to trust one, or unreadable) must be read again, so neither is taken as settled.
-    settled = not truncated and all(map(_STAMP, documents))
-    settled_id = os.urandom(12).hex() if settled else None
-    meta = {
-        "scan": listing if settled else None,
-        SCAN_ID_META: settled_id,
-        RELS_META: "\0".join(scope_load.included) if settled else None,
-        "scan_bytes": load.scanned_bytes - start_bytes,
-        "scan_invalid": load.invalid_file_count - start_invalid,
-        WATCH_META: watch if settled else None,
-    }
-    try:
-        index.apply(upserts, set(known) - set(scope_load.included), meta)
+        try:
+            for rel, stamp in documents:
+                if load.scanned_bytes >= MAX_SCAN_BYTES:
+                    truncated = True
+                    break
+                cached = known.get(rel)
+                if cached is not None and cached[0] == stamp and stamp:
+                    row = None
+                    nbytes, code = cached[1], cached[2]
+                else:
+                    row = next(built)
+                    nbytes, code = row[2], row[3]
+                if load.scanned_bytes + nbytes > MAX_SCAN_BYTES:
+                    truncated = True
+                    break
+                load.scanned_bytes += nbytes
+                if row is not None:
+                    writer.pending.append(row)
+                scope_load.included.append(rel)
+                if code:
+                    _note_invalid(load, scope, rel, code)
+        finally:
+            built.close()
+        load.truncated = load.truncated or truncated
+        # The listing lets the next refresh skip this work when nothing changed; a truncated
+        # refresh depends on the other scopes' sizes, and a document without a stamp (changed
+        # too recently to trust one, or unreadable) must be read again, so neither is taken as
+        # settled.
+        settled = not truncated and all(map(_STAMP, documents))
+        settled_id = os.urandom(12).hex() if settled else None
+        meta = {
+            "scan": listing if settled else None,
+            SCAN_ID_META: settled_id,
+            RELS_META: "\0".join(scope_load.included) if settled else None,
+            "scan_bytes": load.scanned_bytes - start_bytes,
+            "scan_invalid": load.invalid_file_count - start_invalid,
+            WATCH_META: watch if settled else None,
+        }
+        writer.finish(set(known) - set(scope_load.included), meta)
     except sqlite3.Error:
         if not index.persistent:
             raise
         # Someone else holds the cache or it broke: redo this scope from memory.
+        writer.abort()
         index.close()
         load.scanned_bytes, load.invalid_file_count = start_bytes, start_invalid
         del load.invalid_files[invalid_start:]
         return _refresh(store, scope, scan, ScopeIndex(None, index.key), load, None)
+    finally:
+        writer.abort()  # a refresh stopped early (interrupted) leaves the index as it was
     if index.persistent:
         scope_load.settled = settled_id
     return scope_load

@@ -9,7 +9,7 @@ import json
 import os
 import sys
 import time
-from collections.abc import Generator, Sequence
+from collections.abc import Callable, Generator, Sequence
 
 from ecc.vault import packed, ranking, unicode17
 from ecc.vault.format import (
@@ -96,18 +96,30 @@ def build_row(store: VaultStore, scope: str, rel: str, stamp: str) -> tuple[Any,
 
 
 def build_rows(
-    store: VaultStore, scope: str, todo: Sequence[tuple[str, str]], *, parallel: bool
+    store: VaultStore,
+    scope: str,
+    todo: Sequence[tuple[str, str]],
+    *,
+    parallel: bool,
+    idle: Callable[[], bool] | None = None,
 ) -> Generator[tuple[Any, ...], None, None]:
     """The rows of ``todo`` ((rel, stamp) pairs), in order, exactly as :func:`build_row` makes
     them. With ``parallel`` (a store whose reads work in a forked child) and at least
     ``PARALLEL_MIN`` files, forked workers build chunks beside the caller; a worker that fails
-    leaves its chunks to the caller. Close the iterator when stopping early."""
+    leaves its chunks to the caller. While a worker's chunk is awaited, the caller first runs
+    ``idle`` (its own work on the rows it has, such as writing them; it returns whether it did
+    any), and builds a later chunk itself only when there was none. Close the iterator when
+    stopping early."""
     workers = _worker_count(len(todo)) if parallel else 0
     if workers:
-        yield from _forked_rows(store, scope, todo, workers)
+        yield from _forked_rows(store, scope, todo, workers, idle or _nothing)
     else:
         for rel, stamp in todo:
             yield build_row(store, scope, rel, stamp)
+
+
+def _nothing() -> bool:
+    return False
 
 
 def _worker_count(files: int) -> int:
@@ -162,18 +174,22 @@ def _build_chunk(start: int, stop: int) -> list[tuple[Any, ...]]:
 
 
 def _forked_rows(
-    store: VaultStore, scope: str, todo: Sequence[tuple[str, str]], workers: int
+    store: VaultStore,
+    scope: str,
+    todo: Sequence[tuple[str, str]],
+    workers: int,
+    idle: Callable[[], bool],
 ) -> Generator[tuple[Any, ...], None, None]:
-    """Chunk k goes to the workers unless k % (workers + 1) == workers: the caller builds that
-    one itself, ahead of its turn while it waits for a worker's. A few chunks a worker are in
-    flight, so stopping early wastes little and memory stays bounded."""
+    """Chunks go to the workers in order, a few a worker in flight (so stopping early wastes
+    little and memory stays bounded). While the next chunk's worker is not done, the caller
+    runs ``idle``, else takes the next chunk not yet handed out and builds it itself, ahead of
+    its turn: how much the caller builds follows from how much else it has to do."""
     global _job
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
     size = PARALLEL_CHUNK
     bounds = [(at, min(at + size, len(todo))) for at in range(0, len(todo), size)]
-    share = workers + 1
     mine: dict[int, list[tuple[Any, ...]]] = {}  # the caller's chunks, built ahead of their turn
     sent: dict[int, Future[list[tuple[Any, ...]]]] = {}
     upcoming = 0  # the next chunk to hand out
@@ -190,8 +206,7 @@ def _forked_rows(
         nonlocal upcoming
         try:
             while pool is not None and upcoming < len(bounds) and len(sent) < 3 * workers:
-                if upcoming % share != workers:
-                    sent[upcoming] = pool.submit(_build_chunk, *bounds[upcoming])
+                sent[upcoming] = pool.submit(_build_chunk, *bounds[upcoming])
                 upcoming += 1
         except Exception:  # no fork: the caller builds everything
             stop_pool()
@@ -214,17 +229,12 @@ def _forked_rows(
             if rows is None and future is not None:
                 try:
                     while not future.done():
-                        ahead = next(
-                            (
-                                k
-                                for k in range(number + 1, upcoming)
-                                if k % share == workers and k not in mine
-                            ),
-                            None,
-                        )
-                        if ahead is None:
+                        if idle():
+                            continue
+                        if upcoming >= len(bounds):
                             break
-                        mine[ahead] = _build_chunk(*bounds[ahead])
+                        mine[upcoming] = _build_chunk(*bounds[upcoming])
+                        upcoming += 1
                     rows = [_interned(row) for row in future.result()]
                 except Exception:  # a worker died or raised: the caller builds the rest
                     stop_pool()
