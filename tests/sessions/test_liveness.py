@@ -114,7 +114,9 @@ def test_the_dashboard_notices_a_dead_runner_and_names_its_signal(
 def test_a_harness_outliving_its_runner_is_failed_once_it_ends_with_all_its_output(
     tmp_path: Path, store: Store
 ) -> None:
-    write_config(Path.home(), stop_grace_secs=2)  # the supervisor's SIGKILL comes 2 s later
+    # the supervisor's SIGKILL comes 8 s after the runner's death: time enough for the read
+    # below to find the harness still running on a loaded machine (2 s was not, under xdist)
+    write_config(Path.home(), stop_grace_secs=8)
     task = "trap '' TERM HUP; echo ready; sleep 0.5; echo after the runner; sleep 1000"
     sid = start(task, tmp_path, "--no-worktree")
     session = wait_state(store, sid, "running")
@@ -123,7 +125,7 @@ def test_a_harness_outliving_its_runner_is_failed_once_it_ends_with_all_its_outp
     wait_until(lambda: not procs.alive(session.runner_pid), what="the runner's death")
     assert run_ecc("status", sid).returncode == 0  # its harness still runs (and writes)
     assert store.get_session(sid).state == State.RUNNING  # type: ignore[union-attr]
-    wait_until(lambda: not procs.group_alive(session.harness_pgid), 20, "the supervisor's SIGKILL")
+    wait_until(lambda: not procs.group_alive(session.harness_pgid), 40, "the supervisor's SIGKILL")
     result = run_ecc("sessions", "--all", "--json")
     assert result.returncode == 0, result.stderr
     final = store.get_session(sid)
