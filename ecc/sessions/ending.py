@@ -19,15 +19,15 @@ log = logging.getLogger("ecc.runner")
 def run_group_check(session: Session, writer: Any) -> None:
     """Run the session's group check, if it has one (never changes the outcome): looked up
     and recorded on the store thread, run here, so a long check never holds the store."""
-    from ecc.sessions import groups
+    from ecc.sessions import group_checks
 
     try:
         current = writer.call(lambda db: db.get_session(session.id)) or session
-        check = writer.call(lambda db: groups.check_of(db, current))
+        check = writer.call(lambda db: group_checks.check_of(db, current))
         if check is None:
             return
-        result = groups.run_check(check, current)
-        writer.call(lambda db: groups.record_check(db, current, check, result))
+        result = group_checks.run_check(check, current)
+        writer.call(lambda db: group_checks.record_check(db, current, check, result))
     except Exception as exc:
         log.warning("the group check of session %s failed: %s", session.id, exc)
 
