@@ -10,8 +10,10 @@ prints the CPU time (user + system) the process used, which load disturbs much l
 under 40 ms, 3x the interpreter (``python -c pass``). Two more floors show what the hook's imports
 cannot avoid (json, which brings re and enum, and the ``_sqlite3`` driver with its shared library)
 and what the ``sqlite3`` package and pathlib, which the hook no longer imports, would add (datetime,
-urllib.parse, ipaddress). On a machine without ``ECC_*_DIR`` variables the hook also imports
-platformdirs (with pathlib and tempfile) to find its directories: this benchmark sets them.
+urllib.parse, ipaddress). The main rows set ``ECC_*_DIR``, as ``ecc run`` does for the harness
+of every session it starts (it found them already); one more row times a hook a user installed
+with ``ecc hooks install`` and runs outside a session with no such variable: it finds its
+directories through platformdirs (with pathlib and tempfile), from ``XDG_*_HOME``.
 """
 
 from __future__ import annotations
@@ -101,6 +103,11 @@ def main() -> None:
             "python -m ecc hook --harness claude": [sys.executable, "-m", "ecc", *hook],
         }
         envs = {label: env for label in commands}
+        unpinned = "ecc hook, no ECC_*_DIR (outside a session)"
+        commands[unpinned] = [ecc_executable(), *hook]
+        envs[unpinned] = {k: v for k, v in env.items() if not k.endswith("_DIR")}
+        for kind in ("config", "state", "data", "cache"):
+            envs[unpinned][f"XDG_{kind.upper()}_HOME"] = f"{tmp}/xdg/{kind}"
         if args.baseline:  # both through PYTHONPATH: its entries slow every import alike
             for name, checkout in (("this", Path(__file__).parent.parent), ("baseline", None)):
                 root = Path(args.baseline) if checkout is None else checkout

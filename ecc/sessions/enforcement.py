@@ -117,6 +117,7 @@ def for_session(session: Session, info: HarnessInfo, config: Any) -> SessionEnfo
 
 def _hook_env(session: Session) -> dict[str, str]:
     return {
+        **paths.pinned_environment(),  # the same directories, without platformdirs' imports
         "ECC_SESSION_ID": session.id,
         "ECC_HARNESS": session.harness,
         POLICY_DIR_ENV: str(session.project_dir),

@@ -38,6 +38,9 @@ HEAVY = (
     "contextlib",
     "datetime",
     "sqlite3.dbapi2",
+    # with ECC_*_DIR set (ecc run sets them for its harness), nor platformdirs (and tempfile)
+    "platformdirs",
+    "tempfile",
 )
 PROBE = """
 import json, os, sys

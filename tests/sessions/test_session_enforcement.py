@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
 from ecc.store.open import open_store
-from tests.conftest import git, run_ecc
+from tests.conftest import ECC, git, run_ecc
 from tests.sessions.conftest import store_target
 
 FAKE_CLAUDE = r"""
@@ -38,10 +39,19 @@ payload = json.dumps({"hook_event_name": "PreToolUse", "tool_name": "Bash",
                       "tool_input": {"command": command}, "tool_use_id": "toolu_1",
                       "session_id": "fake-1", "cwd": os.getcwd()})
 allowed, why = True, ""
+imports = os.environ.get("FAKE_HOOK_IMPORTS")  # a file to list the modules each hook imported
+hook_env = {**os.environ, "PYTHONPROFILEIMPORTTIME": "1"} if imports else None
 for hook in hooks:
-    done = subprocess.run(hook, shell=True, input=payload, capture_output=True, text=True)
+    done = subprocess.run(
+        hook, shell=True, input=payload, capture_output=True, text=True, env=hook_env
+    )
     if done.returncode == 2:
         allowed, why = False, done.stderr
+    if imports:
+        with open(imports, "a") as listed:
+            for line in done.stderr.splitlines():
+                if line.startswith("import time:") and "|" in line:
+                    listed.write(line.rsplit("|", 1)[1].strip() + "\n")
 print(json.dumps({"type": "system", "subtype": "init", "session_id": "fake-1"}), flush=True)
 print(json.dumps({"type": "assistant", "message": {"content": [{"type": "tool_use",
       "id": "toolu_1", "name": "Bash", "input": {"command": command}}]}}), flush=True)
@@ -102,6 +112,34 @@ def test_without_enforcement_the_call_runs_and_is_still_scored(
     assert (Path(session["working_dir"]) / "ran.txt").exists()
     [call] = tool_calls(session["id"])
     assert call["decision"] == "allow" and call["score"] is not None
+
+
+def test_the_sessions_hook_finds_ecc_s_directories_as_ecc_run_did_without_platformdirs(
+    git_repo: Path, fake_claude: dict[str, str], tmp_path: Path
+) -> None:
+    """A user sets no ``ECC_*_DIR``: ``ecc run`` finds the directories (platformdirs, from the
+    XDG variables) and hands them to the harness, so the hook before every tool call skips
+    platformdirs' imports (about 20 ms a call) and records where ``ecc run`` looks."""
+    pinned = {f"ECC_{kind}_DIR" for kind in ("CONFIG", "STATE", "DATA", "CACHE")}
+    expected = {name: os.environ[name] for name in pinned}  # what the XDG variables lead to
+    (git_repo / ".ecc").mkdir()
+    (git_repo / ".ecc" / "config.toml").write_text("[risk]\nenforce = true\n")
+    listed, seen = tmp_path / "imports.txt", tmp_path / "env.json"
+    dump = f"{sys.executable} -c 'import json, os; print(json.dumps(dict(os.environ)))' > {seen}"
+    env = {k: v for k, v in os.environ.items() if k not in pinned}
+    env.update(fake_claude, FAKE_HOOK_IMPORTS=str(listed), FAKE_TOOL_COMMAND=dump)
+    done = subprocess.run(
+        [*ECC, "run", "--harness", "claude", "--json", "--", "task"],
+        cwd=git_repo, env=env, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    imported = set(listed.read_text().split())
+    assert "ecc.observability.toolhook" in imported  # the hook ran, and was listed
+    assert "platformdirs" not in imported
+    harness_env = json.loads(seen.read_text())
+    assert {name: harness_env.get(name) for name in pinned} == expected
+    [call] = tool_calls(json.loads(done.stdout)["id"])  # the store in the XDG state directory
+    assert call["decision"] == "allow" and call["source"] == "both"  # the hook's record too
 
 
 def test_a_committed_installed_hook_steps_aside_for_the_sessions_own(
