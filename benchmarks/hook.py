@@ -13,7 +13,9 @@ and what the ``sqlite3`` package and pathlib, which the hook no longer imports, 
 urllib.parse, ipaddress). The main rows set ``ECC_*_DIR``, as ``ecc run`` does for the harness
 of every session it starts (it found them already); one more row times a hook a user installed
 with ``ecc hooks install`` and runs outside a session with no such variable: it finds its
-directories through platformdirs (with pathlib and tempfile), from ``XDG_*_HOME``.
+directories through platformdirs (with pathlib and tempfile), from ``XDG_*_HOME``, unless an
+earlier ecc process left platformdirs' answers in ``$XDG_RUNTIME_DIR`` (``ecc.runtime.dirmemo``):
+one row each.
 """
 
 from __future__ import annotations
@@ -103,11 +105,17 @@ def main() -> None:
             "python -m ecc hook --harness claude": [sys.executable, "-m", "ecc", *hook],
         }
         envs = {label: env for label in commands}
-        unpinned = "ecc hook, no ECC_*_DIR (outside a session)"
-        commands[unpinned] = [ecc_executable(), *hook]
-        envs[unpinned] = {k: v for k, v in env.items() if not k.endswith("_DIR")}
+        # outside a session: platformdirs, or the memo an earlier hook left in the runtime dir
+        unpinned = {k: v for k, v in env.items() if not k.endswith("_DIR")}
         for kind in ("config", "state", "data", "cache"):
-            envs[unpinned][f"XDG_{kind.upper()}_HOME"] = f"{tmp}/xdg/{kind}"
+            unpinned[f"XDG_{kind.upper()}_HOME"] = f"{tmp}/xdg/{kind}"
+        os.mkdir(f"{tmp}/runtime", 0o700)
+        for label, runtime in (
+            ("ecc hook, no ECC_*_DIR: platformdirs", {}),
+            ("ecc hook, no ECC_*_DIR: its memo", {"XDG_RUNTIME_DIR": f"{tmp}/runtime"}),
+        ):
+            commands[label] = [ecc_executable(), *hook]
+            envs[label] = {**unpinned, **runtime}
         if args.baseline:  # both through PYTHONPATH: its entries slow every import alike
             for name, checkout in (("this", Path(__file__).parent.parent), ("baseline", None)):
                 root = Path(args.baseline) if checkout is None else checkout

@@ -6,17 +6,20 @@ state apart: ``ECC_CONFIG_DIR``, ``ECC_STATE_DIR``, ``ECC_DATA_DIR``, ``ECC_CACH
 Every location has a text form (:func:`directory`, the ``*_location`` functions) that the hot
 paths join with ``os.path``: ``ecc hook`` runs before every tool call, and importing ``pathlib``
 (which brings ``urllib.parse`` and ``ipaddress``) is about 7 ms of it. The ``Path`` forms are
-those texts as ``Path``; this module imports ``pathlib`` only when one is asked for.
+those texts as ``Path``; this module imports ``pathlib`` only when one is asked for. Nor does a
+short process import platformdirs when an earlier one left its answers for the same inputs
+(:mod:`ecc.runtime.dirmemo`).
 """
 
 from __future__ import annotations
 
 import os
+import sys
 
 TYPE_CHECKING = False  # typing and pathlib stay unimported on the hot paths
 if TYPE_CHECKING:
     from pathlib import Path
-    from typing import TypeVar
+    from typing import Any, TypeVar
 
     P = TypeVar("P", str, Path)
 
@@ -30,8 +33,27 @@ def directory(kind: str) -> str:
     override = os.environ.get(f"ECC_{kind.upper()}_DIR")
     if override:
         return os.path.expanduser(override)
+    from ecc.runtime import dirmemo
+
+    if "platformdirs" not in sys.modules:  # a short process: what an earlier one found
+        remembered = dirmemo.read(KINDS)
+        if remembered is not None:
+            return remembered[kind]
+        import platformdirs
+
+        found = {kind: _platform_directory(platformdirs, kind)}  # its error is the caller's
+        try:
+            found.update((name, _platform_directory(platformdirs, name)) for name in KINDS)
+        except Exception:  # another kind's trouble is for whoever asks for it
+            return found[kind]
+        dirmemo.write(found)
+        return found[kind]
     import platformdirs
 
+    return _platform_directory(platformdirs, kind)
+
+
+def _platform_directory(platformdirs: Any, kind: str) -> str:
     return str(getattr(platformdirs, f"user_{kind}_dir")(APP_NAME, appauthor=False))
 
 
