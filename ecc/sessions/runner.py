@@ -2,17 +2,17 @@
 
 It reads the session from the store, claims it at most once, lets its placement admit it (a
 local runner waits for a slot or leaves the session queued) and prepare its directory (a
-worktree here, or a checkout from a worker's mirror), builds the harness command through the
-adapter hooks, starts the harness in its own process group with stdin on /dev/null and its
-stdout and stderr on the session's spool files, and records everything through the store:
-output lines and what the adapter parses from them (:mod:`ecc.sessions.runoutput`: spool,
-writer thread, back-pressure), heartbeats, the exit code or signal, and the final state. The
-store failing for longer than ``store_retry_secs`` ends the harness and the session as failed;
-the runner never waits on the store without a bound. A stop request (the store flag, or
-SIGTERM to the runner) ends the harness's whole process group: SIGTERM, grace, SIGKILL. What
-differs between this machine and a worker of a pool is the placement's
-(:mod:`ecc.sessions.placement`), chosen once by the entry point: :func:`run_session`
-(``ecc run-session``) or :func:`run_remote_session` (a pool's worker).
+worktree here, or a checkout from a worker's mirror), has the adapter build the harness command
+(:mod:`ecc.sessions.launching`), starts the harness in its own process group with stdin on
+/dev/null and its stdout and stderr on the session's spool files, and records everything
+through the store: output lines and what the adapter parses from them
+(:mod:`ecc.sessions.runoutput`: spool, writer thread, back-pressure), heartbeats, the exit code
+or signal, and the final state. The store failing for longer than ``store_retry_secs`` ends the
+harness and the session as failed; the runner never waits on the store without a bound. A stop
+request (the store flag, or SIGTERM to the runner) ends the harness's whole process group:
+SIGTERM, grace, SIGKILL. What differs between this machine and a worker of a pool is the
+placement's (:mod:`ecc.sessions.placement`), chosen once by the entry point:
+:func:`run_session` (``ecc run-session``) or :func:`run_remote_session` (a pool's worker).
 """
 
 from __future__ import annotations
@@ -30,10 +30,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ecc.contract.errors import EccError
-from ecc.sessions import child_results, ending, procs
+from ecc.sessions import child_results, ending, launching, procs
 from ecc.sessions.backpressure import Throttle
 from ecc.sessions.capture import Writer
-from ecc.sessions.enforcement import audit_enforcement, discard_hooks, for_session, session_env
+from ecc.sessions.enforcement import audit_enforcement, discard_hooks
 from ecc.sessions.placement import LocalPlacement, Placement, PoolPlacement
 from ecc.sessions.runoutput import RunOutput
 from ecc.store.models import TERMINAL, InvalidTransition, Session, State
@@ -42,7 +42,6 @@ from ecc.store.open import open_store
 if TYPE_CHECKING:
     from concurrent.futures import Future
 
-    from ecc.contract.types import SessionEnforcement, SessionMcpServer
     from ecc.sessions.parsing import OutputParser
 
 log = logging.getLogger("ecc.runner")
@@ -124,106 +123,6 @@ class Runner:
             with contextlib.suppress(Exception):
                 self.store.close()
 
-    def _build(self, session: Session, working: Path) -> tuple[list[str], dict[str, str]]:
-        from ecc.contract.types import LaunchContext
-        from ecc.runtime.plugins.loader import get_plugins
-
-        hook = get_plugins(self.config).harness_hook(session.harness)
-        profile = None
-        if session.profile:  # the typed profile adapters expect (pydantic only for these)
-            from ecc.runtime.config.model import AgentProfile
-
-            profile = AgentProfile(**session.profile)
-        enforcement = self._enforcement(session)
-        # the prompt: the message ``ecc send`` bound to a follow-up run, else the task
-        prompt = self.store.begin_turn(
-            session.id, session.attempts, session.task, followup=session.run_kind == "followup"
-        )
-        if prompt is None:
-            raise EccError("no follow-up message is waiting for this run")
-        launch = LaunchContext(
-            session_id=session.id,
-            task=prompt,
-            working_dir=working,
-            project_dir=Path(session.repo_root or session.project_dir),
-            config=self.config,
-            profile=profile,
-            session_name=session.name or "",
-            enforcement=enforcement,
-            mcp_servers=self._mcp_servers(session),
-        )
-        if profile is not None:
-            translation = hook.ecc_translate_profile(
-                harness=session.harness, profile=profile, launch=launch
-            )
-            if translation is not None and translation.refused:
-                refused = "; ".join(f"{k}: {v}" for k, v in translation.refused.items())
-                raise EccError(f"harness {session.harness} refused profile fields ({refused})")
-            if translation is None:
-                self.store.add_event(
-                    session.id, "profile", f"harness {session.harness} does not map agent profiles"
-                )
-        argv = None
-        if session.run_kind in ("resume", "followup"):
-            argv = hook.ecc_resume_command(
-                harness=session.harness,
-                launch=launch,
-                harness_session_id=session.harness_session_id,
-            )
-        if argv is None:
-            argv = hook.ecc_build_command(harness=session.harness, launch=launch)
-        if not argv:
-            raise EccError(f"no installed adapter builds a command for harness {session.harness!r}")
-        env = dict(os.environ)
-        env.update(
-            ECC_SESSION_ID=session.id,
-            ECC_HARNESS=session.harness,
-            ECC_WORKING_DIR=str(working),
-            ECC_PROJECT_DIR=str(launch.project_dir),
-        )
-        env.update(session_env(session, enforcement))
-        for server in launch.mcp_servers:  # adapters may pass these through by name
-            env.update(server.env)
-        for extra in hook.ecc_session_env(harness=session.harness, launch=launch):
-            if extra:
-                env.update({str(k): str(v) for k, v in extra.items()})
-        return [str(part) for part in argv], env
-
-    def _enforcement(self, session: Session) -> SessionEnforcement | None:
-        """The hook the adapter applies to this run's harness process (or None), recorded on
-        the session with whether it enforces: shown by ``ecc status``."""
-        from ecc.sessions import harnesses
-
-        info = harnesses.resolve(session.harness, self.config)
-        enforcement = for_session(session, info, self.config)
-        enforcing = bool(self.config.risk.enforce)
-        enforced = enforcement is not None and enforcing
-        self.store.update_session(session.id, enforced=int(enforced))  # INTEGER in every store
-        if enforcement is not None:  # the calls of this run are those after the last one now
-            last = self.store.list_tool_calls(session.id, limit=1)
-            self.hooked_after = int(last[0]["id"]) if last else 0
-        if enforcement is None:
-            what = f"harness {session.harness} cannot run ecc's hook: calls scored from output"
-            if enforcing:
-                what += "; risk.enforce cannot block or hold them"
-        elif enforcing:
-            what = "ecc's hook applied to the harness: risk.enforce blocks and holds tool calls"
-        else:
-            what = "ecc's hook applied to the harness: tool calls scored, risk.enforce is off"
-        self.store.add_event(session.id, "enforcement", what)
-        return enforcement
-
-    def _mcp_servers(self, session: Session) -> tuple[SessionMcpServer, ...]:
-        """The sessions MCP server for this run's harness (delegation and messages), if any."""
-        from ecc.sessions import harnesses, sessionmcp
-
-        info = harnesses.resolve(session.harness, self.config)
-        servers = sessionmcp.for_session(session, info, self.config)
-        if servers:
-            names = ", ".join(server.name for server in servers)
-            self.store.add_event(session.id, "mcp", f"MCP servers registered: {names}")
-        return servers
-
     def _parser(self, session: Session) -> OutputParser | None:
         from ecc.sessions.parsing import OutputParser
 
@@ -240,7 +139,9 @@ class Runner:
                 session.id, State.STOPPED, "stopped before it started", expect=[fresh.state]
             )
             return 0
-        argv, env = self._build(session, working)
+        launch = launching.build(self.store, self.config, session, working)
+        argv, env = launch.argv, launch.env
+        self.hooked_after = launch.hooked_after
         self.store.add_event(
             session.id,
             "command",

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from ecc.runtime.config import view
+from ecc.sessions import launching
 from ecc.sessions.runner import Runner
 from ecc.store.models import State
 from ecc.store.open import open_store
@@ -48,7 +49,7 @@ def test_a_follow_up_run_resumes_with_the_message_as_its_prompt(
     assert session is not None
     runner = Runner(session.id, config)
     try:
-        argv, _ = runner._build(session, tmp_path)
+        argv = launching.build(runner.store, config, session, tmp_path).argv
     finally:
         runner.store.close()
     assert resume in argv, argv
