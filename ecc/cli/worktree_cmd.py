@@ -27,9 +27,9 @@ def _session_with_worktree(store: Any, ref: str) -> Any:
         raise EccError(f"session {session.id} has no worktree")
     if session.repo_url and _repo(session).is_dir():
         # ran on a worker of a pool: its branch was pushed to the remote; bring it here
-        from ecc.sessions import worktrees
+        from ecc.sessions import mirrors
 
-        worktrees.fetch_session_branch(_repo(session), session.repo_url, session.worktree_branch)
+        mirrors.fetch_session_branch(_repo(session), session.repo_url, session.worktree_branch)
     return session
 
 

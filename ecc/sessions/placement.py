@@ -199,14 +199,14 @@ class PoolPlacement(Placement):
         """A worktree from this worker's mirror at the exact base commit (or the session's
         pushed branch, on resume), else an empty scratch directory."""
         from ecc.runtime import paths
-        from ecc.sessions import worktrees
+        from ecc.sessions import mirrors
 
         store = self.store
         if not session.use_worktree or not session.repo_url:
             scratch = paths.ensure_private_dir(paths.data_dir() / "scratch" / session.id)
             store.update_session(session.id, working_dir=str(scratch))
             return scratch
-        path, branch = worktrees.checkout_from_mirror(
+        path, branch = mirrors.checkout_from_mirror(
             session.repo_url, session.id, session.base_commit or "HEAD", self.config
         )
         store.update_session(
@@ -237,7 +237,7 @@ class PoolPlacement(Placement):
         """Commit what the agent left uncommitted and push ``ecc/<id>`` to the repository's
         remote, so the result is reviewable from anywhere; then drop the local worktree (the
         branch lives on the remote)."""
-        from ecc.sessions import worktrees
+        from ecc.sessions import mirrors
 
         try:
             session = self.store.get_session(self.session_id)
@@ -246,9 +246,9 @@ class PoolPlacement(Placement):
             path = Path(session.worktree_path)
             if not path.is_dir():
                 return
-            result = worktrees.publish(path, session.repo_url, session.worktree_branch or "")
+            result = mirrors.publish(path, session.repo_url, session.worktree_branch or "")
             self.store.add_event(session.id, "pushed", result)
-            worktrees.drop_checkout(path, session.worktree_branch or "")
+            mirrors.drop_checkout(path, session.worktree_branch or "")
         except Exception as exc:
             log.exception("publishing the session branch failed")
             with contextlib.suppress(Exception):

@@ -31,13 +31,13 @@ def _repo(session: Any) -> Path:
 
 def with_worktree(store: Any, session_id: str) -> Any:
     """The session, refused when it has no worktree; a pool worker's branch is fetched here."""
-    from ecc.sessions import worktrees
+    from ecc.sessions import mirrors
 
     session = find_session(store, session_id)
     if not session.worktree_branch:
         raise EccError(f"session {session.id} has no worktree")
     if session.repo_url and _repo(session).is_dir():
-        worktrees.fetch_session_branch(_repo(session), session.repo_url, session.worktree_branch)
+        mirrors.fetch_session_branch(_repo(session), session.repo_url, session.worktree_branch)
     return session
 
 
