@@ -60,7 +60,7 @@ def build_row(store: VaultStore, scope: str, rel: str, stamp: str) -> tuple[Any,
         text = store.read(scope, rel, MAX_DOCUMENT_BYTES)
     except Exception:
         return invalid("invalid-document", 0)
-    nbytes = len(text.encode("utf-8"))
+    nbytes = len(text) if text.isascii() else len(text.encode("utf-8"))
     try:
         memory = parse_memory_document(text, rel)
     except MemoryFormatError:
