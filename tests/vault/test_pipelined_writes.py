@@ -170,3 +170,27 @@ def test_a_small_cold_build_leaves_the_segment_to_the_search(
     monkeypatch.setattr(ranking, "MIN_DELTA", 10)  # now the next search builds one itself
     assert make_service().search(QUERY, scopes=["project"]) == expected
     assert dict(_segment(isolated_env)[0])["seg_size"] == 40
+
+
+def test_a_build_without_workers_writes_its_rows_as_it_goes(
+    make_service, repo: Path, isolated_env: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Rows wait in memory a few write batches at most, workers or not (then the whole vault
+    waited for the end), and the index is the serial build's."""
+    _write_vault(repo, 300)
+    expected = make_service(cache_dir=None).search(QUERY, scopes=["project"])
+    serial = _serial_rows(make_service, isolated_env, monkeypatch)
+    monkeypatch.setattr(rowbuild, "PARALLEL_MIN", 10**9)  # no workers
+    monkeypatch.setattr(loading, "WRITE_BATCH", 16)
+    batches: list[int] = []
+    original = index_module.RowWriter._insert
+
+    def insert(self, rows):
+        batches.append(len(rows))
+        original(self, rows)
+
+    monkeypatch.setattr(index_module.RowWriter, "_insert", insert)
+    assert make_service().search(QUERY, scopes=["project"]) == expected
+    assert sum(batches) == 300 and len(batches) > 1
+    assert max(batches) <= loading.PENDING_MAX * 16
+    assert _rows(isolated_env) == serial
