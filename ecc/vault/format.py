@@ -144,6 +144,8 @@ def escape_surrogates(json_text: str) -> str:
 
 def utf8_length(text: str) -> int:
     """UTF-8 bytes of ``text``, a lone surrogate counting 3 (as Node's U+FFFD does)."""
+    if text.isascii():  # a flag of the string, not a scan: a byte a character
+        return len(text)
     return len(text.encode("utf-8", "surrogatepass"))
 
 
@@ -223,6 +225,8 @@ def as_array(value: Any, label: str, max_items: int, item: Callable[[Any], str])
         raise MemoryFormatError(f"{label} must be an array.")
     if len(value) > max_items:
         raise MemoryFormatError(f"{label} has too many values (maximum {max_items}).")
+    if not value:
+        return []
     normalized: list[str] = []
     for entry in value:  # in turn, as the reference: a repeat is reported before a later bad one
         text = item(entry)

@@ -43,6 +43,7 @@ INVALID_MESSAGES = {
 }
 
 WRITE_BATCH = 256  # rows written at once while workers build (a chunk's worth)
+PENDING_MAX = 4  # write batches held at most: rows wait in memory only that long (no workers)
 _REL = operator.itemgetter(0)  # of a scanned (rel, stamp) pair
 _STAMP = operator.itemgetter(1)
 SCAN_ID_META = "scan_id"  # the settled state's id (ScopeLoad.settled)
@@ -301,7 +302,10 @@ def _refresh(
                     break
                 load.scanned_bytes += nbytes
                 if row is not None:
-                    writer.pending.append(row)
+                    pending = writer.pending
+                    pending.append(row)
+                    if len(pending) >= PENDING_MAX * WRITE_BATCH:
+                        writer.flush()  # bounded memory when nothing else writes them
                 scope_load.included.append(rel)
                 if code:
                     _note_invalid(load, scope, rel, code)

@@ -35,6 +35,7 @@ from itertools import compress
 from ecc.vault import unicode17
 from ecc.vault.format import MEMORY_KINDS
 from ecc.vault.index import ScopeIndex
+from ecc.vault.segment import KIND_CODES, SegmentBuilder, slot_typecode
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing on the hot path
 if TYPE_CHECKING:
@@ -56,7 +57,6 @@ WORD_RUN = unicode17.WORD_RUN
 # the delta is scored row by row in SQL, the segment build costs about 40 µs a document.
 MIN_DELTA = 256
 
-KIND_CODES = {kind: number + 1 for number, kind in enumerate(MEMORY_KINDS)}
 _ORDER = sys.byteorder
 _CAP = bytes(min(BODY_CAP, value) for value in range(256))
 _PRESENT = bytes([0]) + bytes([1]) * 255
@@ -98,11 +98,6 @@ def _times_capped(factor: int) -> bytes:
     return bytes(min(BODY_CAP, value * factor) for value in range(256))
 
 
-def slot_typecode(size: int) -> str:
-    """The array type of a segment's posting slots: two bytes a slot while they fit."""
-    return "H" if size <= 1 << 16 else "I"
-
-
 def segment_state(index: ScopeIndex) -> tuple[int, int, int]:
     """(last docid in the segment, its size, rows indexed after it)."""
     meta = index.get_meta("seg_last", "seg_size")
@@ -129,82 +124,16 @@ def build_segment(index: ScopeIndex) -> None:
             "SELECT docid, code, status, kind, targets_d, title_l, tags_d, meta_l,"
             " updated_at, id_key FROM docs ORDER BY docid"
         ).fetchall()
-        count = len(rows)
-        flags = bytearray(count)
         terms = _terms(index, [row[0] for row in rows if row[1] is None and row[2] == "active"])
-        # field -> word -> (slots, values); presence fields keep slots only (every value is 1)
-        body: dict[str, tuple[list[int], list[int]]] = {}
-        present: dict[str, dict[str, list[int]]] = {field: {} for field in "tmgh"}
-        title, meta_words, tags, targets = (present[field] for field in "tmgh")
-        words = unicode17.words
-        for slot, row in enumerate(rows):
-            docid, code, status, kind, targets_d, title_l, tags_d, meta_l = row[:8]
-            if code is not None or status != "active":
-                continue  # never a search result: no postings
-            flags[slot] = KIND_CODES[kind]
-            for word, number in zip(*terms[docid], strict=True):
-                entry = body.get(word)
-                if entry is None:
-                    body[word] = entry = ([], [])
-                entry[0].append(slot)
-                entry[1].append(number if number < 255 else 255)
-            for holders, found in (
-                (title, set(words(title_l))),
-                (meta_words, set(words(meta_l))),
-                (tags, tags_d.split("\n")),
-                (targets, targets_d.split("\n")),
-            ):
-                for word in found:
-                    if word:
-                        slots = holders.get(word)
-                        if slots is None:
-                            holders[word] = slots = []
-                        slots.append(slot)
+        builder = SegmentBuilder()
+        add = builder.add
+        for docid, code, status, kind, targets_d, title_l, tags_d, meta_l, updated, key in rows:
+            add(
+                docid, code, status, kind, targets_d, title_l, tags_d, meta_l, updated, key,
+                terms.get(docid),
+            )  # fmt: skip
         index.fresh_terms.clear()
-        postings: dict[str, tuple[list[int], Any]] = {f"b:{w}": e for w, e in body.items()}
-        for prefix, holders in present.items():
-            for word, slots in holders.items():
-                postings[f"{prefix}:{word}"] = (slots, None)
-        slot_type = slot_typecode(count)
-        width = array(slot_type).itemsize
-        order = sorted(range(count), key=lambda slot: rows[slot][9] or "")  # id ascending
-        order.sort(key=lambda slot: rows[slot][8] or "", reverse=True)  # newer first (stable)
-        rank = array(slot_type, bytes(width * count))
-        for position, slot in enumerate(order):
-            rank[slot] = position
-        records: list[tuple[str, bytes | None, bytes]] = []
-        for key, (slots, values) in postings.items():
-            if len(slots) * (width + 1) >= count:  # dense: a byte a document beats a posting
-                dense = bytearray(count)
-                if values is None:
-                    for slot in slots:
-                        dense[slot] = 1
-                else:
-                    for slot, value in zip(slots, values, strict=True):
-                        dense[slot] = value
-                records.append((key, None, bytes(dense)))
-            else:
-                ones = bytes([1]) * len(slots) if values is None else bytes(values)
-                records.append((key, array(slot_type, slots).tobytes(), ones))
-        vocab = {field: ["\n"] for field in "btm"}
-        for key in postings:
-            if key[0] in vocab:
-                vocab[key[0]].append(f"{key[2:]}\n")
-        db.execute("DELETE FROM seg_keys")
-        db.executemany("INSERT INTO seg_keys VALUES(?, ?, ?)", records)
-        db.execute("DELETE FROM removed")
-        last = rows[-1][0] if rows else 0
-        meta = {
-            "seg_last": last,
-            "seg_size": count,
-            "seg_docids": array(
-                "I" if last < 1 << 32 else "q", (row[0] for row in rows)
-            ).tobytes(),  # its width follows from its length
-            "seg_flags": bytes(flags),
-            "seg_rank": rank.tobytes(),
-            **{f"seg_vocab_{field}": "".join(words) for field, words in vocab.items()},
-        }
-        db.executemany("INSERT OR REPLACE INTO meta VALUES(?, ?)", list(meta.items()))
+        builder.write(db)
         db.execute("COMMIT")
     except BaseException:
         db.execute("ROLLBACK")

@@ -214,22 +214,28 @@ def create_only(
             pass
 
 
-def read_fd_text(fd: int, max_bytes: int, label: str) -> str:
+def read_fd_text(fd: int, max_bytes: int, label: str, size: int = -1) -> str:
     """Read at most ``max_bytes`` from an open descriptor and decode strict UTF-8.
 
     A leading UTF-8 BOM is dropped, as the reference's decoder does (stated in docs/memory.md).
+    ``size`` is a regular file's size from ``fstat``: a read that comes back short with the file
+    read up to exactly that size reached its end, so the read that would say so is skipped (a
+    file grown since the ``fstat`` gives a longer read, and reading goes on).
     """
     chunks: list[bytes] = []
     total = 0
     while True:
-        chunk = os.read(fd, min(READ_CHUNK, max_bytes + 1 - total))
+        want = min(READ_CHUNK, max_bytes + 1 - total)
+        chunk = os.read(fd, want)
         if not chunk:
             break
         chunks.append(chunk)
         total += len(chunk)
         if total > max_bytes:
             raise EccError(f"{label} is too large (maximum {max_bytes} bytes).")
-    return decode_utf8(b"".join(chunks), label)
+        if total == size and len(chunk) < want:
+            break
+    return decode_utf8(chunks[0] if len(chunks) == 1 else b"".join(chunks), label)
 
 
 def decode_utf8(raw: bytes, label: str) -> str:
@@ -276,7 +282,7 @@ def read_regular_text_file(
             assert_within(path, trusted_root, f"read {label}")
         if opened.st_size > max_bytes:
             raise EccError(f"{label} is too large ({opened.st_size} bytes).")
-        return read_fd_text(fd, max_bytes, label)
+        return read_fd_text(fd, max_bytes, label, opened.st_size)
     finally:
         os.close(fd)
 

@@ -50,6 +50,7 @@ _MARKERS = (
 # private key's is made of word characters, and that one's run ends before its space.
 _WORD_MARKERS = tuple(marker.rstrip(" ") for marker in _MARKERS)
 _PLAIN_MARKERS = ("aiza", "akia", "asia")  # the markers without "_" or "-"
+_IS_STR = str.__instancecheck__  # isinstance(item, str), callable from map() without a frame
 
 
 def _may_hold_secret(text: str) -> bool:
@@ -122,12 +123,18 @@ def may_hold_secret(memory: Mapping[str, Any], body_words: Iterable[str]) -> boo
             continue
         if isinstance(value, str):
             parts.append(value)
-        elif isinstance(value, list) and all(isinstance(item, str) for item in value):
+        elif isinstance(value, list) and all(map(_IS_STR, value)):
             parts.extend(value)
         else:
             parts.extend(_strings(value))
-    parts.extend(body_words)
-    text = "\n".join(parts).lower()
+    # The fields and the words as two texts, each word after a newline as in one joined text
+    # (no marker but "\npm_" holds a newline, so none spans the two): the ID and timestamps
+    # hold "_" and "-", the words of prose seldom do, and then only the plain markers are sought.
+    return _may_match("\n".join(parts).lower()) or _may_match("\n" + "\n".join(body_words).lower())
+
+
+def _may_match(text: str) -> bool:
+    """Whether a lower-cased text holds a marker as it shows in word runs (or ``\npm_``)."""
     if "_" not in text and "-" not in text:  # every other marker holds one of them
         return any(marker in text for marker in _PLAIN_MARKERS)
     return "\npm_" in text or any(marker in text for marker in _WORD_MARKERS)

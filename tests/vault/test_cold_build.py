@@ -148,6 +148,36 @@ def test_the_word_prefilter_never_misses_what_the_full_scan_finds(body: list, ti
         assert secrets_module.may_hold_secret(memory, words)
 
 
+def _joined_prefilter(memory: dict, words: list[str]) -> bool:
+    """The word prefilter on one joined text (fields, then the words), as it first was."""
+    parts = [value for key, value in memory.items() if key != "body" and isinstance(value, str)]
+    for key, value in memory.items():
+        if key != "body" and isinstance(value, list):
+            parts.extend(value)
+    text = "\n".join([*parts, *words]).lower()
+    if "_" not in text and "-" not in text:
+        return any(marker in text for marker in secrets_module._PLAIN_MARKERS)
+    return "\npm_" in text or any(marker in text for marker in secrets_module._WORD_MARKERS)
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    st.lists(st.sampled_from(SECRET_PIECES), max_size=12),
+    st.lists(st.sampled_from(SECRET_PIECES), max_size=6),
+    st.sampled_from(["mem_20260726_plain", "mem_akia0", "mem_x-sk-0", "mem_pm_npm_"]),
+)
+def test_the_word_prefilter_on_two_texts_answers_as_on_one(
+    body: list, title: list, memory_id: str
+) -> None:
+    """The fields and the words searched apart: the same answer as the one joined text."""
+    memory = full_memory(id=memory_id, body="".join(body) or "x", title="".join(title) or "t")
+    words = list(ranking.body_terms(unicode17.lower(memory["body"]))[0])
+    expected = _joined_prefilter(memory, words)
+    assert secrets_module.may_hold_secret(memory, words) == expected
+    plain = full_memory(id=memory_id, body="x", title="t")  # the words alone decide, or the ID
+    assert secrets_module.may_hold_secret(plain, words) == _joined_prefilter(plain, words)
+
+
 def test_the_word_prefilter_clears_plain_prose_and_flags_each_shape() -> None:
     plain = full_memory(body="auth migration rollout: the lock is held twice", title="Plain")
     assert not secrets_module.may_hold_secret(plain, ["auth", "migration", "rollout"])

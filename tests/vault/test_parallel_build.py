@@ -208,3 +208,29 @@ def test_a_build_killed_with_its_workers_running_leaves_no_worker_and_no_wrong_i
     assert not alive, "a worker outlived its killed parent"
     expected = make_service(cache_dir=None).search("migration", scopes=["project"])
     assert make_service().search("migration", scopes=["project"]) == expected
+
+
+def test_rows_from_workers_are_the_serial_rows_with_their_words_interned(
+    repo: Path, isolated_env: Path, pids, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A worker's chunk comes back marshalled: every column, the word counts included, as the
+    serial build makes it, and the words interned again (shared, not a copy a row)."""
+    from ecc.vault.backend import load_backend
+
+    _write_vault(repo, 200)
+    _write_odd_documents(repo)
+    store = load_backend("files").open(repo, {"HOME": str(isolated_env)})
+    try:
+        todo = store.scan("project", 10_000).documents
+        parallel = list(rowbuild.build_rows(store, "project", todo, parallel=True))
+        assert pids() - {os.getpid()}, "no worker built rows"
+        serial = list(rowbuild.build_rows(store, "project", todo, parallel=False))
+    finally:
+        store.close()
+    assert parallel == serial
+    assert sum(row[-1] is None for row in parallel) == 3
+    for row in parallel:
+        if row[-1] is not None:
+            words, counts = row[-1]
+            assert counts.typecode == "H"
+            assert all(word is sys.intern(word) for word in words)

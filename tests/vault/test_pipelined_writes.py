@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 
 from ecc.vault import index as index_module
-from ecc.vault import loading, rowbuild
+from ecc.vault import loading, ranking, rowbuild
+from ecc_plugins import files_backend
 from tests.vault.test_cold_build import _write_vault
 from tests.vault.test_parallel_build import QUERY, _rows, _serial_rows, _write_odd_documents
 
@@ -116,3 +117,80 @@ def test_a_write_that_fails_mid_build_falls_back_to_memory_with_identical_result
     assert calls[0] >= 2
     monkeypatch.setattr(index_module.RowWriter, "_insert", original)
     assert make_service().search(QUERY, scopes=["project"]) == expected
+
+
+def _segment(isolated_env: Path) -> tuple[list, list]:
+    (path,) = (isolated_env / ".cache/ecc/memory-index").glob("*.sqlite3")
+    db = sqlite3.connect(path)
+    try:
+        meta = db.execute("SELECT key, value FROM meta WHERE key LIKE 'seg_%' ORDER BY key")
+        keys = db.execute("SELECT key, slots, vals FROM seg_keys ORDER BY key")
+        return meta.fetchall(), keys.fetchall()
+    finally:
+        db.close()
+
+
+def test_a_cold_build_writes_the_segment_a_rebuild_makes_from_its_rows(
+    make_service, repo: Path, isolated_env: Path, forking, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The segment is gathered while the rows are written (workers building later ones) and
+    committed with them: the search after it builds none, and it is the one a rebuild from
+    the rows (word counts read back from the bodies) makes, slot for slot."""
+    _write_vault(repo, 300)
+    _write_odd_documents(repo)  # invalid rows hold slots too
+    monkeypatch.setattr(files_backend, "RACY_WINDOW_NS", 0)  # stamps kept: no row read again
+    expected = make_service(cache_dir=None).search(QUERY, scopes=["project"])
+
+    def no_build(index) -> None:
+        raise AssertionError("the cold build left the segment to the search")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(ranking, "build_segment", no_build)
+        assert make_service().search(QUERY, scopes=["project"]) == expected
+    written = _segment(isolated_env)
+    assert dict(written[0])["seg_size"] == 303
+    (path,) = (isolated_env / ".cache/ecc/memory-index").glob("*.sqlite3")
+    db = sqlite3.connect(path)
+    with db:  # as if the segment had never been built
+        db.execute("DELETE FROM meta WHERE key LIKE 'seg_%'")
+        db.execute("DELETE FROM seg_keys")
+    db.close()
+    assert make_service().search(QUERY, scopes=["project"]) == expected
+    assert _segment(isolated_env) == written
+
+
+def test_a_small_cold_build_leaves_the_segment_to_the_search(
+    make_service, repo: Path, isolated_env: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """As few rows as the search scores in SQL alone get no segment from the build."""
+    _write_vault(repo, 40)
+    expected = make_service(cache_dir=None).search(QUERY, scopes=["project"])
+    assert make_service().search(QUERY, scopes=["project"]) == expected
+    assert _segment(isolated_env) == ([], [])
+    monkeypatch.setattr(ranking, "MIN_DELTA", 10)  # now the next search builds one itself
+    assert make_service().search(QUERY, scopes=["project"]) == expected
+    assert dict(_segment(isolated_env)[0])["seg_size"] == 40
+
+
+def test_a_build_without_workers_writes_its_rows_as_it_goes(
+    make_service, repo: Path, isolated_env: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Rows wait in memory a few write batches at most, workers or not (then the whole vault
+    waited for the end), and the index is the serial build's."""
+    _write_vault(repo, 300)
+    expected = make_service(cache_dir=None).search(QUERY, scopes=["project"])
+    serial = _serial_rows(make_service, isolated_env, monkeypatch)
+    monkeypatch.setattr(rowbuild, "PARALLEL_MIN", 10**9)  # no workers
+    monkeypatch.setattr(loading, "WRITE_BATCH", 16)
+    batches: list[int] = []
+    original = index_module.RowWriter._insert
+
+    def insert(self, rows):
+        batches.append(len(rows))
+        original(self, rows)
+
+    monkeypatch.setattr(index_module.RowWriter, "_insert", insert)
+    assert make_service().search(QUERY, scopes=["project"]) == expected
+    assert sum(batches) == 300 and len(batches) > 1
+    assert max(batches) <= loading.PENDING_MAX * 16
+    assert _rows(isolated_env) == serial

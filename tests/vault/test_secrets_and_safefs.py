@@ -204,3 +204,41 @@ def test_the_marker_prefilter_changes_no_result(parts: list[str]) -> None:
     """Skipping texts that hold no pattern's literal part finds exactly what a full scan finds."""
     text = "".join(parts)
     assert secrets_module._scan([text]) == secrets_module._scan([text], prefilter=False)
+
+
+def test_safe_reader_reads_a_small_file_at_once_and_a_grown_one_whole(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A read short of the request at the size fstat gave is the file's end (no read to say
+    so); a file larger than fstat said (grown since) is still read to its end."""
+    reads: list[int] = []
+    real_read = os.read
+
+    def counting(fd: int, size: int) -> bytes:
+        data = real_read(fd, size)
+        reads.append(len(data))
+        return data
+
+    monkeypatch.setattr(os, "read", counting)
+    chunk = safefs.READ_CHUNK
+    for size in (0, 1, 700, chunk - 1, chunk, chunk + 1, 2 * chunk + 5):
+        path = tmp_path / f"f{size}.md"
+        text = "".join(chr(97 + n % 26) for n in range(size))
+        path.write_text(text)
+        reads.clear()
+        assert safefs.read_regular_text_file(path, 4 * chunk, "doc") == text
+        assert sum(reads) == size
+        if 0 < size < chunk:
+            assert reads == [size]  # one read: no empty read after it
+    grown = tmp_path / "grown.md"
+    text = "x" * (2 * chunk + 5)
+    grown.write_text(text)
+    real_fstat = os.fstat
+
+    def stale(fd: int) -> os.stat_result:
+        fields = list(real_fstat(fd))
+        fields[6] = chunk  # st_size as before the file grew
+        return os.stat_result(fields)
+
+    monkeypatch.setattr(os, "fstat", stale)
+    assert safefs.read_regular_text_file(grown, 4 * chunk, "doc") == text
