@@ -291,12 +291,12 @@ class RowWriter:
         self.next_docid += len(rows)
         segment = self.segment
         if segment is not None:
-            from ecc.vault import ranking
+            from ecc.vault.segment import needs_build
 
             add, fields = segment.add, _SEGMENT_FIELDS
             for docid, row in zip(docids, rows, strict=True):
                 add(docid, *fields(row))
-            if ranking.needs_build(0, segment.size):
+            if needs_build(0, segment.size):
                 self.terms = []  # the segment will be written: nothing to keep for a later one
                 return
         self.terms.extend((docid, row[_PACKED_AT + 1]) for docid, row in valid)
@@ -318,9 +318,9 @@ class RowWriter:
                 db.execute("INSERT OR REPLACE INTO meta VALUES(?, ?)", (key, value))
             segment = self.segment
             if segment is not None:
-                from ecc.vault import ranking
+                from ecc.vault.segment import needs_build
 
-                if ranking.needs_build(0, segment.size):
+                if needs_build(0, segment.size):
                     segment.write(db)
             db.execute("COMMIT")
         except BaseException:

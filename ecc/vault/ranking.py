@@ -35,7 +35,7 @@ from itertools import compress
 from ecc.vault import unicode17
 from ecc.vault.format import MEMORY_KINDS
 from ecc.vault.index import ScopeIndex
-from ecc.vault.segment import KIND_CODES, SegmentBuilder, slot_typecode
+from ecc.vault.segment import KIND_CODES, SegmentBuilder, needs_build, slot_typecode
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing on the hot path
 if TYPE_CHECKING:
@@ -52,10 +52,6 @@ BODY_CAP = 5  # a token's occurrences in the body count up to this many
 
 # Exactly the tokenizer's character classes, of the reference's Unicode version (``unicode17``).
 WORD_RUN = unicode17.WORD_RUN
-
-# Rebuild the segment when the delta outgrows this or 1/32 of the segment, whichever is larger:
-# the delta is scored row by row in SQL, the segment build costs about 40 µs a document.
-MIN_DELTA = 256
 
 _ORDER = sys.byteorder
 _CAP = bytes(min(BODY_CAP, value) for value in range(256))
@@ -104,10 +100,6 @@ def segment_state(index: ScopeIndex) -> tuple[int, int, int]:
     last, size = int(meta.get("seg_last") or 0), int(meta.get("seg_size") or 0)
     delta = index.query("SELECT count(*) FROM docs WHERE docid > ?", (last,))[0][0]
     return last, size, delta
-
-
-def needs_build(size: int, delta: int) -> bool:
-    return delta > max(MIN_DELTA, size // 32)
 
 
 def build_segment(index: ScopeIndex) -> None:

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from ecc.vault import index as index_module
-from ecc.vault import loading, ranking, rowbuild
+from ecc.vault import loading, ranking, rowbuild, segment
 from ecc_plugins import files_backend
 from tests.vault.test_cold_build import _write_vault
 from tests.vault.test_parallel_build import QUERY, _rows, _serial_rows, _write_odd_documents
@@ -167,7 +167,7 @@ def test_a_small_cold_build_leaves_the_segment_to_the_search(
     expected = make_service(cache_dir=None).search(QUERY, scopes=["project"])
     assert make_service().search(QUERY, scopes=["project"]) == expected
     assert _segment(isolated_env) == ([], [])
-    monkeypatch.setattr(ranking, "MIN_DELTA", 10)  # now the next search builds one itself
+    monkeypatch.setattr(segment, "MIN_DELTA", 10)  # now the next search builds one itself
     assert make_service().search(QUERY, scopes=["project"]) == expected
     assert dict(_segment(isolated_env)[0])["seg_size"] == 40
 

@@ -14,7 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ecc.vault import ranking, unicode17
+from ecc.vault import ranking, segment, unicode17
 from ecc.vault.backend import load_backend
 from ecc.vault.format import MEMORY_KINDS, serialize_memory_document
 from ecc.vault.search import tokenize
@@ -99,7 +99,7 @@ NEVER = 10**9  # a MIN_DELTA that never builds a segment: every row scored by SQ
 
 def _search(vault, monkeypatch, min_delta: int, query: str, **kwargs) -> dict:
     """Plain SQL scoring on its own warm cache, or the segment (built when ``min_delta`` allows)."""
-    monkeypatch.setattr(ranking, "MIN_DELTA", min_delta)
+    monkeypatch.setattr(segment, "MIN_DELTA", min_delta)
     service = vault["service"]("plain-cache" if min_delta == NEVER else "segment-cache")
     kwargs.setdefault("limit", 100)
     return service.search(query, scopes=["project", "team"], **kwargs)
