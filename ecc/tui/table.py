@@ -8,6 +8,10 @@ shapes it (position, width, style, cursor, hover, a change other than a plain ce
 changes; and a line whose only change is a plain text of the same width (``37s`` to ``38s``)
 gets the new characters put into the line it drew before, which is exactly the line Textual
 would draw (same segments and styles); any other change draws the line as Textual does.
+
+Textual also rebuilds its map of screen lines to rows (a walk of every row) whenever that
+counter moves, so each age tick walked all 500 rows again: the map is kept here until rows,
+columns or dimensions change, as a plain cell update moves no row.
 """
 
 from __future__ import annotations
@@ -82,6 +86,8 @@ class SessionsTable(DataTable[Any]):
         )
         self.patched_lines = 0  # lines drawn by putting a new text into the line drawn before
         self._refresh_style: Style | None = None  # while render_lines runs
+        self._column_x: dict[Any, int] | None = None  # each column's x, while render_lines runs
+        self._offsets: tuple[Any, list[tuple[RowKey, int]]] | None = None  # (when, line map)
         super().__init__(**kwargs)  # which clears the caches, these too
 
     def update_cell(
@@ -100,6 +106,19 @@ class SessionsTable(DataTable[Any]):
         super()._clear_caches()
         self._kept.clear()
         self._drawn.clear()
+        self._offsets = None
+
+    def _update_dimensions(self, new_rows: Any) -> None:
+        super()._update_dimensions(new_rows)
+        self._offsets = None  # an auto-height row may have got its height
+
+    @property
+    def _y_offsets(self) -> list[tuple[RowKey, int]]:
+        """Textual's line-to-row map, kept across plain cell updates (they move no row)."""
+        when = (self._update_count - self._plain_updates, self.row_count)
+        if self._offsets is None or self._offsets[0] != when:
+            self._offsets = (when, DataTable._y_offsets.fget(self))  # type: ignore[attr-defined]
+        return self._offsets[1]
 
     def notify_style_update(self) -> None:
         super().notify_style_update()
@@ -114,6 +133,7 @@ class SessionsTable(DataTable[Any]):
             return super().render_lines(crop)
         finally:
             self._refresh_style = None
+            self._column_x = None
 
     def render_line(self, y: int) -> Strip:
         """``DataTable.render_line`` with the style worked out once per refresh."""
@@ -181,11 +201,23 @@ class SessionsTable(DataTable[Any]):
             index = self._column_locations.get(column_key)
             if index is None or old is None or not _same_shape(old, new):
                 return None
-            x = sum(column.get_render_width(self) for column in self.ordered_columns[:index])
-            if not _put(segments, x + self.cell_padding - x1, old.plain, new.plain):
+            if not _put(segments, self._x_of(index) + self.cell_padding - x1, old.plain, new.plain):
                 return None
         self.patched_lines += 1
         return Strip(segments, strip.cell_length)
+
+    def _x_of(self, index: int) -> int:
+        """Where the column at ``index`` starts in a line: worked out once per refresh."""
+        if self._column_x is None:
+            self._column_x = {}
+            x = 0
+            for position, column in enumerate(self.ordered_columns):
+                self._column_x[position] = x
+                x += column.get_render_width(self)
+            if self._refresh_style is None:  # not within a refresh: keep nothing
+                column_x, self._column_x = self._column_x, None
+                return column_x[index]
+        return self._column_x[index]
 
     def _render_cell(
         self,
