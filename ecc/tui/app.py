@@ -192,7 +192,11 @@ class DashboardApp(SessionControls, App[None]):
         self.task_width = data.task_width(self.size.width)
         self._tables_ready = True
         self.refresh_now(force=True)
-        table.focus()
+        # Focused now, as Textual's auto focus would (it looks before the table is mounted in
+        # its container): focus() waits for a later frame, and the rows on screen were drawn
+        # twice, unfocused and then focused, before the first idle.
+        table.has_focus = True
+        self.screen.set_focus(table)
         self.set_interval(self.interval, self._tick, name="store-poll")
 
     def on_resize(self, event: events.Resize) -> None:

@@ -1,0 +1,38 @@
+"""The dashboard's first paint: the sessions table is drawn focused from its first frame.
+
+Textual's auto focus looks for a widget to focus before the table is mounted in its container
+and finds none; the table was then focused by ``focus()``, which waits for a later frame, so
+every row on screen was drawn unfocused and then again focused before the first idle."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ecc.tui.app import DashboardApp
+from ecc.tui.table import SessionsTable
+from tests.tui.conftest import drive
+
+
+def test_the_sessions_table_is_focused_from_its_first_draw(sessions, monkeypatch) -> None:
+    for number in range(30):
+        sessions.create(f"task {number}")
+    focused_at_draw: list[bool] = []
+    original = SessionsTable.render_lines
+
+    def recording(table: SessionsTable, crop: Any) -> Any:
+        focused_at_draw.append(table.has_focus)
+        return original(table, crop)
+
+    monkeypatch.setattr(SessionsTable, "render_lines", recording)
+    app = DashboardApp(interval=0.1)
+
+    async def scenario(pilot: Any) -> None:
+        table = app.query_one("#sessions", SessionsTable)
+        assert table.row_count == 30
+        assert app.focused is table
+        assert focused_at_draw and all(focused_at_draw), focused_at_draw
+        await pilot.press("down")  # the keys still reach it
+        await pilot.pause()
+        assert table.cursor_row == 1
+
+    drive(app, scenario)
