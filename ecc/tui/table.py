@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from rich.segment import Segment
 from rich.text import Text
+from textual import events
 from textual.cache import LRUCache
 from textual.strip import Strip
 from textual.widgets import DataTable
@@ -87,6 +88,8 @@ class SessionsTable(DataTable[Any]):
         self.patched_lines = 0  # lines drawn by putting a new text into the line drawn before
         self._refresh_style: Style | None = None  # while render_lines runs
         self._column_x: dict[Any, int] | None = None  # each column's x, while render_lines runs
+        self._refresh_view: tuple[int, int, int, int] | None = None  # width, scroll x/y, header
+        self._refresh_state: tuple[Any, ...] | None = None  # what shapes every line, likewise
         self._offsets: tuple[Any, list[tuple[RowKey, int]]] | None = None  # (when, line map)
         super().__init__(**kwargs)  # which clears the caches, these too
 
@@ -101,6 +104,12 @@ class SessionsTable(DataTable[Any]):
         super().update_cell(row_key, column_key, value, update_width=update_width)
         if not update_width:
             self._plain_updates += 1
+
+    def _on_resize(self, _: events.Resize) -> None:
+        # Textual's own handler (called after this one, as for every class of the widget)
+        # moves the update counter; a new size changes nothing kept here but what the keys
+        # hold (the width, the lines on screen), so it counts as a plain update.
+        self._plain_updates += 1
 
     def _clear_caches(self) -> None:
         super()._clear_caches()
@@ -126,25 +135,50 @@ class SessionsTable(DataTable[Any]):
         self._drawn.clear()
 
     def render_lines(self, crop: Region) -> list[Strip]:
-        # The table's style, worked out once for all the lines of this refresh: ``render_line``
-        # would walk the widget's ancestors for it once per line.
+        # The table's style (and size, scroll, cursor...), worked out once for all the lines
+        # of this refresh: ``render_line`` would walk the widget's ancestors for the style and
+        # read a dozen reactive attributes once per line.
         self._refresh_style = self.rich_style
         try:
             return super().render_lines(crop)
         finally:
             self._refresh_style = None
             self._column_x = None
+            self._refresh_view = None
+            self._refresh_state = None
 
     def render_line(self, y: int) -> Strip:
         """``DataTable.render_line`` with the style worked out once per refresh."""
         style = self._refresh_style
         if style is None or self.fixed_rows:
             return super().render_line(y)
-        width, _ = self.size
-        scroll_x, scroll_y = self.scroll_offset
-        if y >= (self.get_row_height(self._header_row_key) if self.show_header else 0):
+        view = self._refresh_view
+        if view is None:
+            header = self.get_row_height(self._header_row_key) if self.show_header else 0
+            view = self._refresh_view = (self.size.width, *self.scroll_offset, header)
+        width, scroll_x, scroll_y, header = view
+        if y >= header:
             y += scroll_y
         return self._render_line(y, scroll_x, scroll_x + width, style)
+
+    def _line_state(self, base_style: Style) -> tuple[Any, ...]:
+        """Everything but the position that shapes a drawn line (kept for this refresh)."""
+        state = self._refresh_state
+        if state is None or state[3] is not base_style:
+            state = (
+                self.size.width,
+                self.cursor_coordinate,
+                self.hover_coordinate,
+                base_style,
+                self.cursor_type,
+                self.show_cursor,
+                self._show_hover_cursor,
+                self._pseudo_class_state,
+                self._update_count - self._plain_updates,  # moves on every other kind of change
+            )
+            if base_style is self._refresh_style:
+                self._refresh_state = state
+        return state
 
     def _render_line(self, y: int, x1: int, x2: int, base_style: Style) -> Strip:
         if self.fixed_columns or (self._labelled_row_exists and self.show_row_labels):
@@ -157,20 +191,7 @@ class SessionsTable(DataTable[Any]):
         values = {} if header else self._data.get(row_key)
         if line_in_row or values is None:
             return super()._render_line(y, x1, x2, base_style)
-        key = (
-            y,
-            x1,
-            x2,
-            self.size.width,
-            self.cursor_coordinate,
-            self.hover_coordinate,
-            base_style,
-            self.cursor_type,
-            self.show_cursor,
-            self._show_hover_cursor,
-            self._pseudo_class_state,
-            self._update_count - self._plain_updates,  # moves on every other kind of change
-        )
+        key = (y, x1, x2, self._line_state(base_style))
         drawn = self._drawn.get(key)
         if drawn is not None and drawn[0] == row_key:
             strip = self._patched(drawn[1], values, drawn[2], x1)

@@ -8,6 +8,7 @@ import asyncio
 from typing import Any
 
 from rich.text import Text
+from textual import events
 from textual.app import App, ComposeResult
 from textual.widgets import DataTable
 
@@ -176,6 +177,29 @@ def test_a_plain_update_after_a_column_widened_is_put_at_the_new_place() -> None
         table.update_cell("s002", "age", Text("7s"))
         await pilot.pause()
         assert table.patched_lines > patched
+        assert _drawn(table) == _from_scratch(table)
+
+    _run(scenario)
+
+
+def test_a_resize_keeps_the_drawn_lines_and_a_new_width_draws_them_anew() -> None:
+    """Textual moves its update counter on each resize (one reaches the table just after its
+    first draw); the drawn lines stay good for the size they were drawn at."""
+
+    async def scenario(table: SessionsTable, pilot: Any) -> None:
+        _drawn(table)
+        table.post_message(events.Resize(table.size, table.virtual_size))
+        await pilot.pause()
+        patched = table.patched_lines
+        table.update_cell("s002", "age", Text("7s"))
+        await pilot.pause()
+        assert table.patched_lines > patched
+        assert _drawn(table) == _from_scratch(table)
+        await pilot.resize_terminal(90, 16)
+        await pilot.pause()
+        assert table.size.width == 90
+        table.update_cell("s003", "age", Text("8s"))
+        await pilot.pause()
         assert _drawn(table) == _from_scratch(table)
 
     _run(scenario)
