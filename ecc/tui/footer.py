@@ -1,11 +1,12 @@
-"""The dashboard's footer: Textual's, rebuilding its keys once per change, each styled once.
+"""The dashboard's footer: Textual's, built with its keys and rebuilt only when they change.
 
-Textual's ``Footer`` rebuilds every key widget (a dozen here, each styled anew) after each
-binding update it is sent, and it is sent several at start-up (the screen's start, the focus,
-and once more after the first refresh, from the same focus): two rebuilds where one reads the
-same bindings. This footer drops an update that arrives while a rebuild is pending (not yet
-composed: it reads the bindings as they are when it runs), or that leaves the keys it shows
-(key, binding, enabled, tooltip) as they are.
+Textual's ``Footer`` shows no key until it is sent its first binding update, then rebuilds
+every key widget (a dozen here, each styled anew) after each update, and it is sent several at
+start-up (the screen's start, the focus, and once more after the first refresh, from the same
+focus): two rebuilds, each after a refresh, so two more layouts of the whole screen before its
+first idle. This footer builds its keys when it is composed, and drops an update that arrives
+while a rebuild is pending (not yet composed: it reads the bindings as they are when it runs),
+or that leaves the keys it shows (shown binding, enabled, tooltip) as they are.
 
 Each ``FooterKey`` also starts compact (its own default) and is then bound to the footer's
 ``compact`` (not compact here): at mount it gained the ``-compact`` class and lost it again,
@@ -42,14 +43,23 @@ class CoalescedFooter(Footer):
             self._update_pending = True
             self.call_after_refresh(self.recompose)
 
-    @staticmethod
-    def _shown(screen: Screen) -> list[Any]:
-        """What the keys are built from: each active binding, whether enabled, its tooltip."""
-        return [(key, a.binding, a.enabled, a.tooltip) for key, a in screen.active_bindings.items()]
+    def _shown(self, screen: Screen) -> list[Any]:
+        """What the keys are built from: each shown binding (and the command palette's),
+        whether enabled, its tooltip."""
+        palette = self.app.COMMAND_PALETTE_BINDING
+        return [
+            (key, a.binding, a.enabled, a.tooltip)
+            for key, a in screen.active_bindings.items()
+            if a.binding.show or key == palette
+        ]
 
     def compose(self) -> ComposeResult:
         self._update_pending = False  # a later update needs a rebuild of its own
-        self._composed = self._shown(self.screen) if self._bindings_ready else None
+        # Textual's footer shows no key until the first binding update, and builds them all
+        # after the next refresh: a second layout of the screen before its first idle. The
+        # keys are built with the footer here; that update rebuilds them only if they differ.
+        self._bindings_ready = True
+        self._composed = self._shown(self.screen)
         for widget in super().compose():  # a grouped key too: compose yields it on its own
             bound = getattr(widget, "_reactive_connect", None) or {}
             if isinstance(widget, FooterKey) and "compact" in bound:  # not the palette's key

@@ -1,4 +1,5 @@
-"""The dashboard's first paint: the sessions table is drawn focused from its first frame.
+"""The dashboard's first paint: the sessions table is drawn focused, and the footer with its keys,
+from the first frame.
 
 Textual's auto focus looks for a widget to focus before the table is mounted in its container
 and finds none; the table was then focused by ``focus()``, which waits for a later frame, so
@@ -7,6 +8,8 @@ every row on screen was drawn unfocused and then again focused before the first 
 from __future__ import annotations
 
 from typing import Any
+
+from textual.widgets._footer import FooterKey
 
 from ecc.tui.app import DashboardApp
 from ecc.tui.table import SessionsTable
@@ -34,5 +37,28 @@ def test_the_sessions_table_is_focused_from_its_first_draw(sessions, monkeypatch
         await pilot.press("down")  # the keys still reach it
         await pilot.pause()
         assert table.cursor_row == 1
+
+    drive(app, scenario)
+
+
+def test_the_footer_shows_its_keys_in_the_first_frame(sessions, monkeypatch) -> None:
+    """Textual's footer built its keys only after the first refresh, a second layout of the
+    whole screen before the first idle."""
+    sessions.create("a task")
+    keys_at_draw: list[list[str]] = []
+    original = SessionsTable.render_lines
+
+    def recording(table: SessionsTable, crop: Any) -> Any:
+        keys_at_draw.append([key.description for key in table.app.query(FooterKey)])
+        return original(table, crop)
+
+    monkeypatch.setattr(SessionsTable, "render_lines", recording)
+    app = DashboardApp(interval=0.1)
+
+    async def scenario(pilot: Any) -> None:
+        assert keys_at_draw
+        assert "Quit" in keys_at_draw[0] and "New" in keys_at_draw[0]
+        assert "Approve" not in keys_at_draw[0]  # shown only while the selection waits
+        assert keys_at_draw[-1] == keys_at_draw[0]
 
     drive(app, scenario)
