@@ -34,7 +34,6 @@ from ecc.tui import data, grouping
 from ecc.tui.controls import SessionControls
 from ecc.tui.detail import TABS, DetailPanes
 from ecc.tui.footer import CoalescedFooter
-from ecc.tui.screens import PromptScreen
 from ecc.tui.table import SessionsTable
 
 if TYPE_CHECKING:
@@ -382,6 +381,8 @@ class DashboardApp(SessionControls, DetailPanes, App[None]):
                 return
             self.query_text = value
             self.refresh_now(force=True)
+
+        from ecc.tui.screens import PromptScreen  # a dialog's module: when first opened
 
         self.push_screen(
             PromptScreen("Filter sessions", self.query_text, "words or state:running"), apply

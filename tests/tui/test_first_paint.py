@@ -7,6 +7,8 @@ every row on screen was drawn unfocused and then again focused before the first 
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from typing import Any
 
 from textual.widgets._footer import FooterKey
@@ -62,3 +64,11 @@ def test_the_footer_shows_its_keys_in_the_first_frame(sessions, monkeypatch) -> 
         assert keys_at_draw[-1] == keys_at_draw[0]
 
     drive(app, scenario)
+
+
+def test_the_dialogs_module_is_imported_when_a_dialog_first_opens() -> None:
+    """Nothing on the way to the first paint needs the dialogs (new session, prompts, confirm):
+    their module (and Textual's widgets it alone uses) is imported when one first opens."""
+    code = "import sys, ecc.tui.app; print('ecc.tui.screens' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
