@@ -3,11 +3,8 @@
 The UI thread only reads the store (incrementally, see :mod:`ecc.tui.data`). Every action runs in
 a worker thread with its own store connection, so a slow stop or git command never freezes the
 screen: the keys that steer sessions are in :mod:`ecc.tui.controls`, and what the threads do (the
-same functions the CLI uses) in :mod:`ecc.tui.actions`.
-
-Only the Output pane is composed before the first paint: the other panes' widgets (and their
-styles and layout) are built when a pane is first shown, by its key, a click on its tab or the
-memory key, and filled then from the selection, so opening one shows what it would have shown.
+same functions the CLI uses) in :mod:`ecc.tui.actions`. The detail panes (built when first
+shown) are in :mod:`ecc.tui.detail`.
 """
 
 from __future__ import annotations
@@ -19,7 +16,7 @@ from rich.text import Text
 from textual import events, on
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Vertical, VerticalScroll
+from textual.containers import Vertical
 from textual.css.query import NoMatches
 from textual.widgets import (
     DataTable,
@@ -33,26 +30,22 @@ from textual.widgets import (
 
 from ecc.contract.errors import EccError
 from ecc.runtime.terminal import sanitize
-from ecc.tui import actions, data, grouping, panes
+from ecc.tui import data, grouping
 from ecc.tui.controls import SessionControls
+from ecc.tui.detail import TABS, DetailPanes
 from ecc.tui.footer import CoalescedFooter
-from ecc.tui.screens import PromptScreen
 from ecc.tui.table import SessionsTable
 
 if TYPE_CHECKING:
-    from textual.widget import Widget
-
     from ecc.contract.types import Config
     from ecc.store.base import Store
     from ecc.store.models import Session
 
-TABS = ("output", "tools", "diff", "memory", "details")
-TOOL_COLUMNS = ("Time", "Tool", "Score", "Action", "Decision", "Input")
 AGE_REFRESH_SECS = 1.0
 SELECTION_ACTIONS = ("send", "approve", "deny")  # the keys shown only for some sessions
 
 
-class DashboardApp(SessionControls, App[None]):
+class DashboardApp(SessionControls, DetailPanes, App[None]):
     """Watch and steer every session."""
 
     TITLE = "ecc dashboard"
@@ -156,35 +149,6 @@ class DashboardApp(SessionControls, App[None]):
         yield Static(id="status")
         yield CoalescedFooter()
 
-    def _pane_widgets(self, name: str) -> list[Widget]:
-        """The widgets of the pane ``name`` (not Output), as composed up front before."""
-        if name == "tools":
-            tools: DataTable[Any] = DataTable(id="tools", cursor_type="row", zebra_stripes=True)
-            for label in TOOL_COLUMNS:
-                tools.add_column(label, key=label.lower())
-            return [tools]
-        if name == "memory":
-            return [
-                Input(placeholder="Search memory (Enter)", id="memory-query"),
-                VerticalScroll(Static(Text("Type a query and press Enter.", "dim"), id="memory")),
-            ]
-        return [VerticalScroll(Static(Text("No session selected.", "dim"), id=name))]
-
-    async def _ensure_pane(self, name: str) -> None:
-        """Compose the pane ``name`` the first time it is shown and fill it from the selection
-        (the diff loads when its tab activates, the memory on a query). Until its widgets are
-        mounted the pane counts as not built, so nothing looks for them."""
-        if name in self._panes_built or name in self._panes_mounting:
-            return
-        self._panes_mounting.add(name)
-        await self.query_one(f"#tab-{name}", TabPane).mount(*self._pane_widgets(name))
-        self._panes_mounting.discard(name)
-        self._panes_built.add(name)
-        if name == "details":
-            self._show_selected_details()
-        elif name == "tools":
-            self._load_tool_calls(force=True)
-
     def on_mount(self) -> None:
         table = self.query_one("#sessions", DataTable)
         for key, label in data.COLUMNS:
@@ -192,7 +156,11 @@ class DashboardApp(SessionControls, App[None]):
         self.task_width = data.task_width(self.size.width)
         self._tables_ready = True
         self.refresh_now(force=True)
-        table.focus()
+        # Focused now, as Textual's auto focus would (it looks before the table is mounted in
+        # its container): focus() waits for a later frame, and the rows on screen were drawn
+        # twice, unfocused and then focused, before the first idle.
+        table.has_focus = True
+        self.screen.set_focus(table)
         self.set_interval(self.interval, self._tick, name="store-poll")
 
     def on_resize(self, event: events.Resize) -> None:
@@ -383,70 +351,11 @@ class DashboardApp(SessionControls, App[None]):
         if rows:
             log.write_lines([data.output_line(row) for row in rows])
 
-    def _show_selected_details(self) -> None:
-        if "details" not in self._panes_built:
-            return  # filled when first shown
-        session = self.selected_session()
-        details = self.query_one("#details", Static)
-        if session is None:
-            details.update(Text("No session selected.", "dim"))
-            return
-        details.update(panes.details_text(session, self.store.list_messages(session.id)))
-
-    def _load_tool_calls(self, force: bool = False) -> None:
-        if "tools" not in self._panes_built:
-            return  # filled when first shown
-        sid = self.selected
-        summary = self.watcher.risk.get(sid or "") or {}
-        last = summary.get("last_id")
-        if not force and self._tool_last_id.get(sid or "") == last:
-            return
-        self._tool_last_id[sid or ""] = last
-        table = self.query_one("#tools", DataTable)
-        table.clear()
-        if not sid or last is None:
-            return
-        for call in self.store.list_tool_calls(sid, data.TOOL_CALLS_SHOWN):
-            table.add_row(*data.tool_call_cells(call, self.config.risk))
-        table.move_cursor(row=table.row_count - 1)
-
-    def _active_tab(self) -> str:
-        active = self.query_one("#detail", TabbedContent).active
-        return active.removeprefix("tab-")
-
     @on(TabbedContent.TabActivated, "#detail")
     async def _tab_activated(self, event: TabbedContent.TabActivated) -> None:
         await self._ensure_pane(self._active_tab())  # a click on a tab not shown before
         if self._active_tab() == "diff" and self._diff_for != self.selected:
             self.load_diff()
-
-    def load_diff(self) -> None:
-        if "diff" not in self._panes_built:
-            return  # loads once its widgets are mounted (the tab's activation)
-        session = self.selected_session()
-        self._diff_for = self.selected
-        target = self.query_one("#diff", Static)
-        if session is None:
-            target.update(Text("No session selected.", "dim"))
-            return
-        if not session.worktree_branch:
-            target.update(Text(f"Session {session.id} has no worktree.", "dim"))
-            return
-        target.update(Text("Loading diff…", "dim"))
-        self.run_worker(
-            lambda: self._diff_thread(session), thread=True, group="diff", exclusive=True
-        )
-
-    def _diff_thread(self, session: Session) -> None:
-        try:
-            shown = actions.session_diff(session)
-        except EccError as exc:
-            shown = Text(sanitize(exc.message), "red")
-        self.call_from_thread(self._show_diff, session.id, shown)
-
-    def _show_diff(self, session_id: str, shown: Text) -> None:
-        if session_id == self.selected:
-            self.query_one("#diff", Static).update(shown)
 
     # -- messages --------------------------------------------------------------------------
 
@@ -459,10 +368,6 @@ class DashboardApp(SessionControls, App[None]):
 
     def action_focus_sessions(self) -> None:
         self.query_one("#sessions", DataTable).focus()
-
-    async def action_show_tab(self, name: str) -> None:
-        await self._ensure_pane(name)
-        self.query_one("#detail", TabbedContent).active = f"tab-{name}"
 
     def action_refresh(self) -> None:
         self.refresh_now(force=True)
@@ -477,6 +382,8 @@ class DashboardApp(SessionControls, App[None]):
             self.query_text = value
             self.refresh_now(force=True)
 
+        from ecc.tui.screens import PromptScreen  # a dialog's module: when first opened
+
         self.push_screen(
             PromptScreen("Filter sessions", self.query_text, "words or state:running"), apply
         )
@@ -488,21 +395,6 @@ class DashboardApp(SessionControls, App[None]):
     @on(Input.Submitted, "#memory-query")
     def _memory_query(self, event: Input.Submitted) -> None:
         self.search_memory(event.value)
-
-    def search_memory(self, query: str) -> None:
-        session = self.selected_session()
-        root = Path(session.project_dir) if session else self.cwd
-        target = self.query_one("#memory", Static)
-        target.update(Text(f"Searching {root}…", "dim"))
-
-        def run() -> None:
-            try:
-                shown = actions.memory_search(query, root)
-            except EccError as exc:
-                shown = Text(sanitize(exc.message), "red")
-            self.call_from_thread(target.update, shown)
-
-        self.run_worker(run, thread=True, group="memory", exclusive=True)
 
 
 def run(*, interval: float = 0.25, query: str = "") -> None:

@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING, Any
 
 from ecc.contract.errors import EccError
 from ecc.tui import actions
-from ecc.tui.screens import ConfirmScreen, NewSessionScreen, PromptScreen
 
 if TYPE_CHECKING:
     from rich.text import Text
@@ -83,6 +82,8 @@ class SessionControls:
             self.report(exc.message, error=True)
             names = []
         session = self.selected_session()
+        from ecc.tui.screens import NewSessionScreen  # a dialog's module: when first opened
+
         screen = NewSessionScreen(
             names,
             sorted(self.config.agent_profiles),
@@ -143,6 +144,8 @@ class SessionControls:
             self._in_thread("send", work)
 
         title = f"Next instruction for {session.id} (Enter sends; Esc cancels)"
+        from ecc.tui.screens import PromptScreen
+
         self.push_screen(PromptScreen(title, "", "what the agent should do next"), send)
 
     def action_remove(self) -> None:
@@ -218,6 +221,8 @@ class SessionControls:
             self._in_thread("deny", work)
 
         title = f"Deny {approval['tool']} call {approval['id']}: why? (Enter; Esc cancels)"
+        from ecc.tui.screens import PromptScreen
+
         self.push_screen(PromptScreen(title, "", "optional; the agent is told"), deny)
 
     def action_merge(self) -> None:
@@ -265,5 +270,7 @@ class SessionControls:
         def done(confirmed: bool | None) -> None:
             if confirmed:
                 then()
+
+        from ecc.tui.screens import ConfirmScreen
 
         self.push_screen(ConfirmScreen(title, body, confirm_label=label, allowed=allowed), done)

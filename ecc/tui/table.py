@@ -8,6 +8,10 @@ shapes it (position, width, style, cursor, hover, a change other than a plain ce
 changes; and a line whose only change is a plain text of the same width (``37s`` to ``38s``)
 gets the new characters put into the line it drew before, which is exactly the line Textual
 would draw (same segments and styles); any other change draws the line as Textual does.
+
+Textual also rebuilds its map of screen lines to rows (a walk of every row) whenever that
+counter moves, so each age tick walked all 500 rows again: the map is kept here until rows,
+columns or dimensions change, as a plain cell update moves no row.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from rich.segment import Segment
 from rich.text import Text
+from textual import events
 from textual.cache import LRUCache
 from textual.strip import Strip
 from textual.widgets import DataTable
@@ -82,6 +87,10 @@ class SessionsTable(DataTable[Any]):
         )
         self.patched_lines = 0  # lines drawn by putting a new text into the line drawn before
         self._refresh_style: Style | None = None  # while render_lines runs
+        self._column_x: dict[Any, int] | None = None  # each column's x, while render_lines runs
+        self._refresh_view: tuple[int, int, int, int] | None = None  # width, scroll x/y, header
+        self._refresh_state: tuple[Any, ...] | None = None  # what shapes every line, likewise
+        self._offsets: tuple[Any, list[tuple[RowKey, int]]] | None = None  # (when, line map)
         super().__init__(**kwargs)  # which clears the caches, these too
 
     def update_cell(
@@ -96,10 +105,29 @@ class SessionsTable(DataTable[Any]):
         if not update_width:
             self._plain_updates += 1
 
+    def _on_resize(self, _: events.Resize) -> None:
+        # Textual's own handler (called after this one, as for every class of the widget)
+        # moves the update counter; a new size changes nothing kept here but what the keys
+        # hold (the width, the lines on screen), so it counts as a plain update.
+        self._plain_updates += 1
+
     def _clear_caches(self) -> None:
         super()._clear_caches()
         self._kept.clear()
         self._drawn.clear()
+        self._offsets = None
+
+    def _update_dimensions(self, new_rows: Any) -> None:
+        super()._update_dimensions(new_rows)
+        self._offsets = None  # an auto-height row may have got its height
+
+    @property
+    def _y_offsets(self) -> list[tuple[RowKey, int]]:
+        """Textual's line-to-row map, kept across plain cell updates (they move no row)."""
+        when = (self._update_count - self._plain_updates, self.row_count)
+        if self._offsets is None or self._offsets[0] != when:
+            self._offsets = (when, DataTable._y_offsets.fget(self))  # type: ignore[attr-defined]
+        return self._offsets[1]
 
     def notify_style_update(self) -> None:
         super().notify_style_update()
@@ -107,24 +135,50 @@ class SessionsTable(DataTable[Any]):
         self._drawn.clear()
 
     def render_lines(self, crop: Region) -> list[Strip]:
-        # The table's style, worked out once for all the lines of this refresh: ``render_line``
-        # would walk the widget's ancestors for it once per line.
+        # The table's style (and size, scroll, cursor...), worked out once for all the lines
+        # of this refresh: ``render_line`` would walk the widget's ancestors for the style and
+        # read a dozen reactive attributes once per line.
         self._refresh_style = self.rich_style
         try:
             return super().render_lines(crop)
         finally:
             self._refresh_style = None
+            self._column_x = None
+            self._refresh_view = None
+            self._refresh_state = None
 
     def render_line(self, y: int) -> Strip:
         """``DataTable.render_line`` with the style worked out once per refresh."""
         style = self._refresh_style
         if style is None or self.fixed_rows:
             return super().render_line(y)
-        width, _ = self.size
-        scroll_x, scroll_y = self.scroll_offset
-        if y >= (self.get_row_height(self._header_row_key) if self.show_header else 0):
+        view = self._refresh_view
+        if view is None:
+            header = self.get_row_height(self._header_row_key) if self.show_header else 0
+            view = self._refresh_view = (self.size.width, *self.scroll_offset, header)
+        width, scroll_x, scroll_y, header = view
+        if y >= header:
             y += scroll_y
         return self._render_line(y, scroll_x, scroll_x + width, style)
+
+    def _line_state(self, base_style: Style) -> tuple[Any, ...]:
+        """Everything but the position that shapes a drawn line (kept for this refresh)."""
+        state = self._refresh_state
+        if state is None or state[3] is not base_style:
+            state = (
+                self.size.width,
+                self.cursor_coordinate,
+                self.hover_coordinate,
+                base_style,
+                self.cursor_type,
+                self.show_cursor,
+                self._show_hover_cursor,
+                self._pseudo_class_state,
+                self._update_count - self._plain_updates,  # moves on every other kind of change
+            )
+            if base_style is self._refresh_style:
+                self._refresh_state = state
+        return state
 
     def _render_line(self, y: int, x1: int, x2: int, base_style: Style) -> Strip:
         if self.fixed_columns or (self._labelled_row_exists and self.show_row_labels):
@@ -137,20 +191,7 @@ class SessionsTable(DataTable[Any]):
         values = {} if header else self._data.get(row_key)
         if line_in_row or values is None:
             return super()._render_line(y, x1, x2, base_style)
-        key = (
-            y,
-            x1,
-            x2,
-            self.size.width,
-            self.cursor_coordinate,
-            self.hover_coordinate,
-            base_style,
-            self.cursor_type,
-            self.show_cursor,
-            self._show_hover_cursor,
-            self._pseudo_class_state,
-            self._update_count - self._plain_updates,  # moves on every other kind of change
-        )
+        key = (y, x1, x2, self._line_state(base_style))
         drawn = self._drawn.get(key)
         if drawn is not None and drawn[0] == row_key:
             strip = self._patched(drawn[1], values, drawn[2], x1)
@@ -181,11 +222,23 @@ class SessionsTable(DataTable[Any]):
             index = self._column_locations.get(column_key)
             if index is None or old is None or not _same_shape(old, new):
                 return None
-            x = sum(column.get_render_width(self) for column in self.ordered_columns[:index])
-            if not _put(segments, x + self.cell_padding - x1, old.plain, new.plain):
+            if not _put(segments, self._x_of(index) + self.cell_padding - x1, old.plain, new.plain):
                 return None
         self.patched_lines += 1
         return Strip(segments, strip.cell_length)
+
+    def _x_of(self, index: int) -> int:
+        """Where the column at ``index`` starts in a line: worked out once per refresh."""
+        if self._column_x is None:
+            self._column_x = {}
+            x = 0
+            for position, column in enumerate(self.ordered_columns):
+                self._column_x[position] = x
+                x += column.get_render_width(self)
+            if self._refresh_style is None:  # not within a refresh: keep nothing
+                column_x, self._column_x = self._column_x, None
+                return column_x[index]
+        return self._column_x[index]
 
     def _render_cell(
         self,

@@ -8,6 +8,7 @@ import asyncio
 from typing import Any
 
 from rich.text import Text
+from textual import events
 from textual.app import App, ComposeResult
 from textual.widgets import DataTable
 
@@ -119,3 +120,86 @@ def test_a_refresh_draws_a_scrolled_table_as_textual_does() -> None:
             assert ours == theirs
 
     asyncio.run(main())
+
+
+def _fresh_line_map(table: SessionsTable) -> list[tuple[Any, int]]:
+    table._offset_cache.clear()
+    return list(DataTable._y_offsets.fget(table))  # type: ignore[attr-defined]
+
+
+def test_plain_updates_keep_the_line_map_and_other_changes_rebuild_it(monkeypatch) -> None:
+    """Textual rebuilt its map of lines to rows (a walk of every row) after each cell update,
+    so each age tick walked all the rows; a plain update moves no row, anything else may."""
+    walks: list[int] = []
+    line_map = DataTable._y_offsets
+
+    def counted(table: DataTable) -> Any:
+        walks.append(1)  # Textual's own map: walks the rows unless its counter stood still
+        return line_map.fget(table)  # type: ignore[attr-defined]
+
+    monkeypatch.setattr(DataTable, "_y_offsets", property(counted))
+
+    async def scenario(table: SessionsTable, pilot: Any) -> None:
+        _drawn(table)
+        walks.clear()
+        for number in range(12):
+            table.update_cell(f"s{number:03d}", "age", Text(f"{number + 1}s"))
+        await pilot.pause()
+        drawn = _drawn(table)
+        assert walks == []
+        assert drawn == _from_scratch(table)
+        table.add_row(*(Text(t) for t in ("s100", "queued", "new", "0s", "-")), key="s100")
+        table.remove_row("s003")
+        await pilot.pause()
+        assert table._y_offsets == _fresh_line_map(table)
+        assert [key.value for key, _ in table._y_offsets][-1] == "s100"
+        assert "s003" not in [key.value for key, _ in table._y_offsets]
+        table.update_cell("s005", "age", Text("9s"))
+        table.sort("id", key=lambda cell: cell.plain, reverse=True)
+        await pilot.pause()
+        assert table._y_offsets == _fresh_line_map(table)
+        assert table._y_offsets[0][0].value == "s100"
+        assert _drawn(table) == _from_scratch(table)
+
+    _run(scenario)
+
+
+def test_a_plain_update_after_a_column_widened_is_put_at_the_new_place() -> None:
+    async def scenario(table: SessionsTable, pilot: Any) -> None:
+        _drawn(table)
+        patched = table.patched_lines
+        table.update_cell("s002", "age", Text("5s"))  # a refresh puts it in place...
+        await pilot.pause()
+        assert table.patched_lines > patched
+        table.update_cell("s001", "task", Text("a much longer task than before"), update_width=True)
+        await pilot.pause()  # ...then the task column widens, moving the age column right
+        patched = table.patched_lines
+        table.update_cell("s002", "age", Text("7s"))
+        await pilot.pause()
+        assert table.patched_lines > patched
+        assert _drawn(table) == _from_scratch(table)
+
+    _run(scenario)
+
+
+def test_a_resize_keeps_the_drawn_lines_and_a_new_width_draws_them_anew() -> None:
+    """Textual moves its update counter on each resize (one reaches the table just after its
+    first draw); the drawn lines stay good for the size they were drawn at."""
+
+    async def scenario(table: SessionsTable, pilot: Any) -> None:
+        _drawn(table)
+        table.post_message(events.Resize(table.size, table.virtual_size))
+        await pilot.pause()
+        patched = table.patched_lines
+        table.update_cell("s002", "age", Text("7s"))
+        await pilot.pause()
+        assert table.patched_lines > patched
+        assert _drawn(table) == _from_scratch(table)
+        await pilot.resize_terminal(90, 16)
+        await pilot.pause()
+        assert table.size.width == 90
+        table.update_cell("s003", "age", Text("8s"))
+        await pilot.pause()
+        assert _drawn(table) == _from_scratch(table)
+
+    _run(scenario)
