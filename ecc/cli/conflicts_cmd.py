@@ -18,17 +18,6 @@ def _open() -> tuple[Any, Any]:
     return open_store(config=config), config
 
 
-def describe(row: dict[str, Any]) -> str:
-    """One incident for people: what, between whom, and what became of it."""
-    who = f"{row['first_session']} and {row['second_session']}"
-    if row["paused_session"]:
-        what = f"{row['paused_session']} paused for {row['kept_session']} ({row['strategy']})"
-    else:
-        what = row["strategy"]
-    settled = f" - {row['resolution']}" if row.get("resolution") else ""
-    return f"{row['path']}: {who}; {what}; {row['status']}{settled}"
-
-
 @click.group("conflicts", invoke_without_command=True)
 @click.option("--all", "show_all", is_flag=True, help="Include closed incidents.")
 @json_option
@@ -42,6 +31,8 @@ def conflicts_group(ctx: click.Context, show_all: bool, as_json: bool) -> None:
     """
     if ctx.invoked_subcommand is not None:
         return
+    from ecc.sessions import conflicts
+
     store, _ = _open()
     rows = store.list_conflicts(open_only=not show_all)
     if as_json:
@@ -51,7 +42,7 @@ def conflicts_group(ctx: click.Context, show_all: bool, as_json: bool) -> None:
         say("No conflicts." if show_all else "No open conflicts (--all shows closed ones).")
         return
     for row in rows:
-        say(f"{row['id']:>5}  {row['created_at']}  {describe(row)}")
+        say(f"{row['id']:>5}  {row['created_at']}  {conflicts.describe(row)}")
 
 
 def _close(conflict_id: int, as_json: bool, resume: bool) -> None:

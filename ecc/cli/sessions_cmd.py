@@ -270,7 +270,7 @@ def _pending_approval(store: Any, session: Any) -> dict[str, Any] | None:
 
 def conflict_text(row: dict[str, Any]) -> str:
     """An open conflict incident in ``ecc status``: what, and how to close it."""
-    from ecc.cli.conflicts_cmd import describe
+    from ecc.sessions.conflicts import describe
 
     return f"{row['id']}: {describe(row)} - ecc conflicts resolve|dismiss {row['id']}"
 

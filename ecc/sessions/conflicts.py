@@ -435,3 +435,25 @@ def close(store: Store, conflict_id: int, config: Config, *, resume: bool) -> di
     store.add_event(paused_id, "conflict", f"resumed: conflict {conflict_id} resolved by a person")
     result["resumed"] = paused_id
     return result
+
+
+def describe(row: dict[str, Any]) -> str:
+    """One incident for people: what, between whom, and what became of it."""
+    who = f"{row['first_session']} and {row['second_session']}"
+    if row["paused_session"]:
+        what = f"{row['paused_session']} paused for {row['kept_session']} ({row['strategy']})"
+    else:
+        what = row["strategy"]
+    settled = f" - {row['resolution']}" if row.get("resolution") else ""
+    return f"{row['path']}: {who}; {what}; {row['status']}{settled}"
+
+
+def closed_summary(result: dict[str, Any]) -> str:
+    """One line for the person who closed an incident (:func:`close`'s ``result``): how it
+    ended and whether its paused session runs again."""
+    text = f"Conflict {result['id']} {result['status']}"
+    resumed = result.get("resumed")
+    if resumed and resumed.startswith("no:"):
+        why = resumed.removeprefix("no:").strip()
+        return f"{text}; session {result['paused_session']} not resumed ({why})"
+    return f"{text}; session {resumed} resumed" if resumed else text

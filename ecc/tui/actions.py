@@ -115,6 +115,31 @@ def approval_question(approval: dict[str, Any]) -> Text:
     return body
 
 
+# -- conflicts -----------------------------------------------------------------------------------
+
+
+def resolve_conflict(store: Store, config: Config, conflict_id: int) -> str:
+    """Close the incident and let its paused session run again, as ``ecc conflicts resolve``
+    does (unless another open incident still holds it)."""
+    from ecc.sessions import conflicts
+
+    return conflicts.closed_summary(conflicts.close(store, conflict_id, config, resume=True))
+
+
+def conflict_question(incident: dict[str, Any]) -> Text:
+    """The incident, before a person closes it and lets the paused session run on."""
+    from ecc.sessions import conflicts
+
+    body = Text(f"Conflict {incident['id']}: ")
+    body.append(sanitize(conflicts.describe(incident)) + "\n", "bold")
+    paused = incident["paused_session"]
+    if paused:
+        body.append(f"Resolve it and run {paused} again, beside the other session's change?")
+    else:
+        body.append("Resolve it (no session was paused for it)?")
+    return body
+
+
 # -- worktrees -----------------------------------------------------------------------------------
 
 

@@ -42,7 +42,8 @@ if TYPE_CHECKING:
     from ecc.store.models import Session
 
 AGE_REFRESH_SECS = 1.0
-SELECTION_ACTIONS = ("send", "approve", "deny")  # the keys shown only for some sessions
+# the keys shown only for some sessions
+SELECTION_ACTIONS = ("send", "approve", "deny", "resolve_conflict")
 
 
 class DashboardApp(SessionControls, DetailPanes, App[None]):
@@ -81,6 +82,7 @@ class DashboardApp(SessionControls, DetailPanes, App[None]):
         Binding("d", "remove", "Remove"),
         Binding("a", "approve", "Approve"),  # shown while the selected session waits
         Binding("x", "deny", "Deny"),
+        Binding("c", "resolve_conflict", "Resolve"),  # shown while it is part of a conflict
         Binding("slash", "search_memory", "Memory"),
         Binding("f", "filter", "Filter"),
         Binding("r", "refresh", "Refresh"),
@@ -332,8 +334,8 @@ class DashboardApp(SessionControls, DetailPanes, App[None]):
 
     def _follow_bindings(self) -> None:
         """Refresh the footer's keys when the selection changed which of them show (Send,
-        Approve, Deny): every refresh rebuilds all the footer's keys, so moving between sessions
-        or a poll of a running session no longer does it for nothing."""
+        Approve, Deny, Resolve): every refresh rebuilds all the footer's keys, so moving between
+        sessions or a poll of a running session no longer does it for nothing."""
         shown = tuple(bool(self.check_action(action, ())) for action in SELECTION_ACTIONS)
         if shown != self._bindings_shown:
             self._bindings_shown = shown

@@ -1,6 +1,7 @@
 """The dashboard's keys that steer sessions: new, stop, resume, send a follow-up (shown only
-while the selected session has a conversation), remove, prune, merge, and approve or deny the
-selected session's held tool call (shown only while it waits).
+while the selected session has a conversation), remove, prune, merge, approve or deny the
+selected session's held tool call (shown only while it waits), and resolve the conflict that
+paused a session (shown only while the selected session is part of an open one).
 
 Each checks the selection, asks before it destroys anything (:class:`~ecc.tui.screens.
 ConfirmScreen`) and runs its operation from :mod:`ecc.tui.actions` in a worker thread with a
@@ -183,7 +184,27 @@ class SessionControls:
         if action == "send":  # a follow-up continues a conversation the harness reported
             session = self.selected_session()
             return session is not None and bool(session.harness_session_id)
+        if action == "resolve_conflict":
+            session = self.selected_session()
+            return session is not None and bool(session.open_conflict)
         return True
+
+    def action_resolve_conflict(self) -> None:
+        session = self._need_selected()
+        if session is None or not session.open_conflict:
+            return
+        conflict_id = session.open_conflict
+        try:
+            incident = self.store.get_conflict(conflict_id)
+        except EccError as exc:
+            self.report(f"resolve: {exc.message}", error=True)
+            return
+
+        def work(store: Store) -> str:
+            return actions.resolve_conflict(store, self.config, conflict_id)
+
+        body = actions.conflict_question(incident)
+        self._confirm("Resolve conflict", body, "Resolve", lambda: self._in_thread("resolve", work))
 
     def _held_call(self) -> dict[str, Any] | None:
         session = self._need_selected()

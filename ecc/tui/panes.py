@@ -18,6 +18,9 @@ if TYPE_CHECKING:
     from ecc.store.models import Session
 
 
+CONFLICT_NOTE = "same file as another session: c resolves (ecc conflicts)"
+
+
 def details_text(session: Session, conversation: list[dict[str, Any]] | None = None) -> Text:
     """The selected session's fields, one per line, then its conversation (once there is more
     than the task: each run's prompt and the agent's answers, one line each, the newest 20)."""
@@ -31,7 +34,7 @@ def details_text(session: Session, conversation: list[dict[str, Any]] | None = N
             else []
         ),
         *(
-            [("Conflict", f"{session.open_conflict}: same file as another session (ecc conflicts)")]
+            [("Conflict", f"{session.open_conflict}: {CONFLICT_NOTE}")]
             if session.open_conflict
             else []
         ),

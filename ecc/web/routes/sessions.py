@@ -164,9 +164,7 @@ def router(settings: Settings, pool: StorePool, logins: Logins) -> APIRouter:
             if session.id not in (row["first_session"], row["second_session"]):
                 raise EccError(f"conflict {conflict_id} is not one of session {session.id}'s")
             done = conflicts.close(store, conflict_id, config, resume=how == "resolve")
-            resumed = done["resumed"]
-            more = f"; session {resumed} resumed" if resumed and resumed[:3] != "no:" else ""
-            return f"Conflict {conflict_id} {done['status']}{more}"
+            return conflicts.closed_summary(done)
 
         return act(login, session_id, f"conflict {how}", close)
 
