@@ -107,8 +107,6 @@ def main() -> None:
         envs = {label: env for label in commands}
         # outside a session: platformdirs, or the memo an earlier hook left in the runtime dir
         unpinned = {k: v for k, v in env.items() if not k.endswith("_DIR")}
-        for kind in ("config", "state", "data", "cache"):
-            unpinned[f"XDG_{kind.upper()}_HOME"] = f"{tmp}/xdg/{kind}"
         os.mkdir(f"{tmp}/runtime", 0o700)
         for label, runtime in (
             ("ecc hook, no ECC_*_DIR: platformdirs", {}),
@@ -116,6 +114,8 @@ def main() -> None:
         ):
             commands[label] = [ecc_executable(), *hook]
             envs[label] = {**unpinned, **runtime}
+            for kind in ("config", "state", "data", "cache"):  # each row's own, as above
+                envs[label][f"XDG_{kind.upper()}_HOME"] = f"{tmp}/xdg-{len(envs)}/{kind}"
         if args.baseline:  # both through PYTHONPATH: its entries slow every import alike
             for name, checkout in (("this", Path(__file__).parent.parent), ("baseline", None)):
                 root = Path(args.baseline) if checkout is None else checkout
