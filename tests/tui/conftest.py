@@ -97,6 +97,17 @@ async def wait_for(pilot: Any, condition: Callable[[], Any], what: str) -> Any:
     raise AssertionError(f"the dashboard never showed: {what} (its messages: {messages})")
 
 
+async def select(pilot: Any, app: Any, session_id: str) -> None:
+    """Move the sessions table's cursor to ``session_id``'s row, once it is shown."""
+    from textual.widgets import DataTable
+
+    table = app.query_one("#sessions", DataTable)
+    await wait_for(pilot, lambda: session_id in [k.value for k in table.rows], session_id)
+    table.focus()
+    table.move_cursor(row=[k.value for k in table.rows].index(session_id))
+    await wait_for(pilot, lambda: app.selected == session_id, f"{session_id} selected")
+
+
 def drive(app: Any, scenario: Callable[[Any], Awaitable[None]], size=(140, 40)) -> None:
     """Run ``scenario(pilot)`` against ``app`` in Textual's headless driver."""
 

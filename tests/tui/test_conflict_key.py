@@ -4,15 +4,14 @@ the incident and runs it again, as ``ecc conflicts resolve`` does."""
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
-
-from textual.widgets import DataTable
 
 from ecc.sessions import conflicts
 from ecc.tui.app import DashboardApp
 from ecc.tui.screens import ConfirmScreen
 from tests.conftest import git
-from tests.tui.conftest import drive, wait_for
+from tests.tui.conftest import drive, select, wait_for
 
 WRITES = "printf '%s\\n' {text} > shared.txt && sleep 60"
 
@@ -25,8 +24,6 @@ def writer(sessions, repo: Path, text: str):
         current = sessions.store.get_session(session.id)
         target = Path(current.worktree_path or running.working_dir) / "shared.txt"
         return target.is_file() and target.read_text().strip() == text
-
-    import time
 
     for _ in range(400):
         if written():
@@ -49,20 +46,13 @@ def test_the_resolve_key_runs_the_paused_session_again(sessions, git_repo: Path)
     sessions.wait(plain.id)
     app = DashboardApp(interval=0.2)
 
-    async def select(pilot, session_id: str) -> None:
-        table = app.query_one("#sessions", DataTable)
-        await wait_for(pilot, lambda: session_id in [k.value for k in table.rows], session_id)
-        table.focus()
-        table.move_cursor(row=[k.value for k in table.rows].index(session_id))
-        await wait_for(pilot, lambda: app.selected == session_id, f"{session_id} selected")
-
     async def scenario(pilot) -> None:
-        await select(pilot, plain.id)  # part of no conflict: no key
+        await select(pilot, app, plain.id)  # part of no conflict: no key
         assert not app.check_action("resolve_conflict", ())
         await pilot.press("c")
         await pilot.pause(0.2)
         assert not isinstance(app.screen, ConfirmScreen)
-        await select(pilot, second.id)
+        await select(pilot, app, second.id)
         await wait_for(pilot, lambda: app.check_action("resolve_conflict", ()), "the key")
         await pilot.press("c")
         await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen), "the question")

@@ -6,13 +6,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from textual.widgets import DataTable, Input, Static
+from textual.widgets import Input, Static
 
 from ecc.sessions import manager
 from ecc.tui.app import DashboardApp
 from ecc.tui.screens import PromptScreen
 from tests.sessions.fake_agent import FakeAgent
-from tests.tui.conftest import drive, wait_for
+from tests.tui.conftest import drive, select, wait_for
 
 
 def test_the_send_key_continues_the_selected_session(
@@ -30,19 +30,12 @@ def test_the_send_key_continues_the_selected_session(
     sessions.wait(claude.id)
     app = DashboardApp(interval=0.2)
 
-    async def select(pilot, session_id: str) -> None:
-        table = app.query_one("#sessions", DataTable)
-        await wait_for(pilot, lambda: session_id in [k.value for k in table.rows], session_id)
-        table.focus()
-        table.move_cursor(row=[k.value for k in table.rows].index(session_id))
-        await wait_for(pilot, lambda: app.selected == session_id, f"{session_id} selected")
-
     async def scenario(pilot) -> None:
-        await select(pilot, shell.id)
+        await select(pilot, app, shell.id)
         await pilot.press("t")  # no conversation to continue: the key does nothing there
         await pilot.pause(0.2)
         assert not isinstance(app.screen, PromptScreen)
-        await select(pilot, claude.id)
+        await select(pilot, app, claude.id)
         await pilot.press("t")
         await wait_for(pilot, lambda: isinstance(app.screen, PromptScreen), "the input")
         await pilot.press("escape")  # cancelled: nothing sent
