@@ -91,11 +91,14 @@ def audit_enforcement(store: Any, session_id: str, after_id: int) -> None:
     store.add_event(session_id, "enforcement", what)
 
 
-def discard_hooks(session_id: str) -> None:
-    """Remove a finished run's hook settings (each run writes its own); never raises."""
+def discard_session_files(session_id: str) -> None:
+    """Remove what the session's runs kept under ecc's state (the hook settings, an adapter's
+    private harness home); never raises. Called when the session is removed, not when a run
+    ends: a resume or a follow-up needs what the harness saved there (Gemini CLI keeps its
+    chats in the session's private home)."""
     import shutil
 
-    shutil.rmtree(session_directory(session_id), ignore_errors=True)
+    shutil.rmtree(session_directory(session_id).parent, ignore_errors=True)
 
 
 def for_session(session: Session, info: HarnessInfo, config: Any) -> SessionEnforcement | None:

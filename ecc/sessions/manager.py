@@ -432,6 +432,9 @@ def remove(store: Store, session: Session, config: Config) -> dict[str, Any]:
             outcome = worktrees.remove(repo, path, session.worktree_branch, base)
             result["worktree"] = outcome.as_dict()
     store.delete_session(session.id)
+    from ecc.sessions.enforcement import discard_session_files
+
+    discard_session_files(session.id)
     return result
 
 

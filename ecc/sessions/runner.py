@@ -33,7 +33,7 @@ from ecc.contract.errors import EccError
 from ecc.sessions import child_results, ending, launching, procs
 from ecc.sessions.backpressure import Throttle
 from ecc.sessions.capture import Writer
-from ecc.sessions.enforcement import audit_enforcement, discard_hooks
+from ecc.sessions.enforcement import audit_enforcement
 from ecc.sessions.placement import LocalPlacement, Placement, PoolPlacement
 from ecc.sessions.runoutput import RunOutput
 from ecc.store.models import TERMINAL, InvalidTransition, Session, State
@@ -119,7 +119,6 @@ class Runner:
             return 1
         finally:
             self.placement.end()
-            discard_hooks(session.id)  # the run's own hook settings: rebuilt for the next run
             with contextlib.suppress(Exception):
                 self.store.close()
 

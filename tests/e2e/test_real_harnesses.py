@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 
 import clis
+import psutil
 import pytest
 import stub_server
 from clis import ecc, strings
@@ -66,6 +67,12 @@ def test_run_and_resume_through_ecc(
     assert shown.returncode == 0, shown.stderr
     assert any(harness_sid in arg for arg in json.loads(shown.stdout)["argv"])
     before = len(stub.model_requests())
+    # as a person resumes: after the first run's runner has exited (Gemini CLI's chats are in
+    # the session's private home, which must outlive the run)
+    deadline = time.monotonic() + TIMEOUT
+    while any(sid in (p.info["cmdline"] or []) for p in psutil.process_iter(["cmdline"])):
+        assert time.monotonic() < deadline, f"the runner of {sid} never exited"
+        time.sleep(0.2)
     resumed = ecc(env, git_repo, "resume", sid)
     assert resumed.returncode == 0, resumed.stdout[-2000:] + resumed.stderr[-2000:]
     deadline = time.monotonic() + TIMEOUT

@@ -142,6 +142,34 @@ def test_the_sessions_hook_finds_ecc_s_directories_as_ecc_run_did_without_platfo
     assert call["decision"] == "allow" and call["source"] == "both"  # the hook's record too
 
 
+def test_a_sessions_own_files_outlive_its_runs_until_it_is_removed(
+    git_repo: Path, fake_claude: dict[str, str]
+) -> None:
+    """What a run leaves in the session's directory (the hook settings; Gemini CLI's private
+    home with its chats) is what a resume or a follow-up needs: it stays after the runner has
+    exited, and goes with ``ecc rm``."""
+    import psutil
+
+    from ecc.sessions.enforcement import session_directory
+    from tests.sessions.conftest import wait_until
+
+    session = run(git_repo, fake_claude, "ls")  # a clean worktree: ecc rm removes it
+
+    def runner_gone() -> bool:  # ``ecc run-session --session-id ID`` has exited
+        for process in psutil.process_iter(["cmdline"]):
+            line = process.info["cmdline"] or []
+            if "run-session" in line and session["id"] in line:
+                return False
+        return True
+
+    wait_until(runner_gone, 30, "the runner to exit")
+    kept = session_directory(session["id"])
+    assert any(kept.iterdir()), "the run's files were discarded with its runner"
+    removed = run_ecc("rm", session["id"], cwd=git_repo)
+    assert removed.returncode == 0, removed.stderr
+    assert not kept.parent.exists()
+
+
 def test_a_committed_installed_hook_steps_aside_for_the_sessions_own(
     git_repo: Path, fake_claude: dict[str, str]
 ) -> None:
@@ -174,18 +202,6 @@ def test_run_warns_when_enforcement_is_on_and_the_harness_cannot_be_enforced(
     assert "cannot apply its hook to plain sessions" in done.stderr
     session = json.loads(done.stdout)
     assert session["enforced"] is False
-
-
-def test_a_runs_hook_settings_are_removed_when_it_ends(
-    git_repo: Path, fake_claude: dict[str, str]
-) -> None:
-    from ecc.sessions.enforcement import session_directory
-    from tests.sessions.conftest import wait_until
-
-    session = run(git_repo, fake_claude, "touch ran.txt")
-    settings = session_directory(session["id"])
-    # written for the run, gone with its runner (which ends just after the session does)
-    wait_until(lambda: not settings.exists(), 30, "the run's hook settings to be removed")
 
 
 def test_a_harness_that_never_ran_the_hook_is_recorded_as_not_enforced(
