@@ -33,24 +33,30 @@ def directory(kind: str) -> str:
     override = os.environ.get(f"ECC_{kind.upper()}_DIR")
     if override:
         return os.path.expanduser(override)
-    from ecc.runtime import dirmemo
-
-    if "platformdirs" not in sys.modules:  # a short process: what an earlier one found
-        remembered = dirmemo.read(KINDS)
-        if remembered is not None:
-            return remembered[kind]
-        import platformdirs
-
-        found = {kind: _platform_directory(platformdirs, kind)}  # its error is the caller's
-        try:
-            found.update((name, _platform_directory(platformdirs, name)) for name in KINDS)
-        except Exception:  # another kind's trouble is for whoever asks for it
-            return found[kind]
-        dirmemo.write(found)
-        return found[kind]
+    if "platformdirs" not in sys.modules:
+        return _first_lookup(kind)
     import platformdirs
 
     return _platform_directory(platformdirs, kind)
+
+
+def _first_lookup(kind: str) -> str:
+    """A process's first lookup: what an earlier process found for the same inputs, else
+    platformdirs' answers for every kind, left for the next process."""
+    from ecc.runtime import dirmemo
+
+    remembered = dirmemo.read(KINDS)
+    if remembered is not None:
+        return remembered[kind]
+    import platformdirs
+
+    found = {kind: _platform_directory(platformdirs, kind)}  # its error is the caller's
+    try:
+        found.update((name, _platform_directory(platformdirs, name)) for name in KINDS)
+    except Exception:  # another kind's trouble is for whoever asks for it
+        return found[kind]
+    dirmemo.write(found)
+    return found[kind]
 
 
 def _platform_directory(platformdirs: Any, kind: str) -> str:

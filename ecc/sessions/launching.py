@@ -18,7 +18,7 @@ from ecc.contract.errors import EccError
 from ecc.sessions.enforcement import for_session, session_env
 
 if TYPE_CHECKING:
-    from ecc.contract.types import SessionEnforcement, SessionMcpServer
+    from ecc.contract.types import HarnessInfo, SessionEnforcement, SessionMcpServer
     from ecc.store.models import Session
 
 
@@ -36,14 +36,16 @@ def build(store: Any, config: Any, session: Session, working: Path) -> Launch:
     """The command the adapter builds for this run of ``session`` in ``working``."""
     from ecc.contract.types import LaunchContext
     from ecc.runtime.plugins.loader import get_plugins
+    from ecc.sessions import harnesses
 
     hook = get_plugins(config).harness_hook(session.harness)
+    info = harnesses.resolve(session.harness, config)
     profile = None
     if session.profile:  # the typed profile adapters expect (pydantic only for these)
         from ecc.runtime.config.model import AgentProfile
 
         profile = AgentProfile(**session.profile)
-    enforcement, hooked_after = _enforcement(store, config, session)
+    enforcement, hooked_after = _enforcement(store, config, session, info)
     # the prompt: the message ``ecc send`` bound to a follow-up run, else the task
     prompt = store.begin_turn(
         session.id, session.attempts, session.task, followup=session.run_kind == "followup"
@@ -59,7 +61,7 @@ def build(store: Any, config: Any, session: Session, working: Path) -> Launch:
         profile=profile,
         session_name=session.name or "",
         enforcement=enforcement,
-        mcp_servers=_mcp_servers(store, config, session),
+        mcp_servers=_mcp_servers(store, config, session, info),
     )
     if profile is not None:
         translation = hook.ecc_translate_profile(
@@ -100,14 +102,11 @@ def build(store: Any, config: Any, session: Session, working: Path) -> Launch:
 
 
 def _enforcement(
-    store: Any, config: Any, session: Session
+    store: Any, config: Any, session: Session, info: HarnessInfo
 ) -> tuple[SessionEnforcement | None, int | None]:
     """The hook the adapter applies to this run's harness process (or None), recorded on the
     session with whether it enforces (shown by ``ecc status``), and the id of the last call
     before it."""
-    from ecc.sessions import harnesses
-
-    info = harnesses.resolve(session.harness, config)
     enforcement = for_session(session, info, config)
     enforcing = bool(config.risk.enforce)
     enforced = enforcement is not None and enforcing
@@ -128,11 +127,12 @@ def _enforcement(
     return enforcement, hooked_after
 
 
-def _mcp_servers(store: Any, config: Any, session: Session) -> tuple[SessionMcpServer, ...]:
+def _mcp_servers(
+    store: Any, config: Any, session: Session, info: HarnessInfo
+) -> tuple[SessionMcpServer, ...]:
     """The sessions MCP server for this run's harness (delegation and messages), if any."""
-    from ecc.sessions import harnesses, sessionmcp
+    from ecc.sessions import sessionmcp
 
-    info = harnesses.resolve(session.harness, config)
     servers = sessionmcp.for_session(session, info, config)
     if servers:
         names = ", ".join(server.name for server in servers)

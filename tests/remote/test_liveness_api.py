@@ -65,26 +65,15 @@ def test_a_session_paused_for_a_conflict_is_listed_as_the_cli_lists_it(start_ser
     server = start_server()
     store = open_store(Path(server.env["ECC_STATE_DIR"]) / "ecc.db")
     try:
-        for sid, state in (("paused01", State.STOPPED), ("kept0001", State.RUNNING)):
+        for sid, state in (
+            ("paused01", State.STOPPED),
+            ("kept0001", State.RUNNING),
+            ("done0001", State.STOPPED),  # stopped, part of no conflict: not listed
+        ):
             store.insert_session(
-                sid,
-                task="t",
-                harness="shell",
-                state=state,
-                reason="r",
-                project_dir="/repo",
-                working_dir="/repo",
-                executor="elsewhere",
-            )
-        store.insert_session(
-            "done0001",
-            task="t",
-            harness="shell",
-            state=State.STOPPED,
-            reason="stopped",
-            project_dir="/repo",
-            working_dir="/repo",
-        )
+                sid, task="t", harness="shell", state=state, reason="r",
+                project_dir="/repo", working_dir="/repo", executor="elsewhere",
+            )  # fmt: skip
         incident = store.open_conflict("/repo", "a.txt", ("paused01", "kept0001"), "escalate", "x")
         assert incident is not None
     finally:
