@@ -1,6 +1,7 @@
-"""One document's index row: read the file, parse it, refuse suspected secrets and normalise
-the fields search matches on. The cold index build spends its time here, so many new files are
-built in chunks by forked workers as well as by the caller (:func:`build_rows`).
+"""Documents' index rows: read each file, parse it, refuse suspected secrets and normalise the
+fields search matches on. The cold index build spends its time here, so rows are built in chunks
+(:func:`build_chunk`), and many new files by forked workers as well as by the caller
+(:func:`build_rows`).
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ if TYPE_CHECKING:
 
 # Fewer new files than this are built in-process: starting a worker costs more than it saves.
 PARALLEL_MIN = 1000
-PARALLEL_CHUNK = 256  # rows a worker builds and sends back at once
+CHUNK = 256  # rows built at once (:func:`build_chunk`), and a worker sends back at once
 MAX_WORKERS = 3
 
 
@@ -50,51 +51,94 @@ def _delimited(values: Sequence[str]) -> str:
     return "\n" + "".join(f"{value}\n" for value in values)
 
 
-def build_row(store: VaultStore, scope: str, rel: str, stamp: str) -> tuple[Any, ...]:
-    """The index row of one document (``index.COLUMNS``), or an invalid row with its code."""
+def build_chunk(
+    store: VaultStore, scope: str, items: Sequence[tuple[str, str]]
+) -> list[tuple[Any, ...]]:
+    """The index rows of ``items`` ((rel, stamp) pairs; ``index.COLUMNS``), in order: each the
+    document's, or an invalid row with its code.
 
-    def invalid(code: str, nbytes: int) -> tuple[Any, ...]:
-        return (rel, stamp, nbytes, code, *_EMPTY)
-
-    try:
-        text = store.read(scope, rel, MAX_DOCUMENT_BYTES)
-    except Exception:
-        return invalid("invalid-document", 0)
-    nbytes = len(text) if text.isascii() else len(text.encode("utf-8"))
-    try:
-        memory = parse_memory_document(text, rel)
-    except MemoryFormatError:
-        return invalid("invalid-document", nbytes)
-    if memory["scope"] != scope or rel != f"{memory['kind']}s/{memory['id']}.md":
-        return invalid("location-mismatch", nbytes)
-    body = memory["body"]
-    terms = ranking.body_terms(unicode17.lower(body))  # from a UTF-8 file: no lone surrogate
-    # the secret scan's cheap test reads the body's distinct words, not the body again
-    if may_hold_secret(memory, terms[0]) and find_secrets_in_memory(memory):
-        return invalid("suspected-secret", nbytes)
-    meta = " ".join(
-        [memory["kind"], memory["scope"], memory["sourceHarness"], *memory["targetHarnesses"]]
-    ).lower()  # slugs: ASCII
+    The work goes a step at a time over the whole chunk (read every file, then parse every
+    text, then count every body's words...) rather than a document at a time: the same steps,
+    but the interpreter keeps running one loop's code, and a cold build took a third less time
+    (98 against 148 us a memory at 35,000).
+    """
+    rows: list[tuple[Any, ...] | None] = [None] * len(items)
+    texts: list[str | None] = []
+    for at, (rel, stamp) in enumerate(items):
+        try:
+            texts.append(store.read(scope, rel, MAX_DOCUMENT_BYTES))
+        except Exception:
+            texts.append(None)
+            rows[at] = (rel, stamp, 0, "invalid-document", *_EMPTY)
+    sizes = [
+        0 if text is None else len(text) if text.isascii() else len(text.encode("utf-8"))
+        for text in texts
+    ]
+    memories: list[dict[str, Any] | None] = []
+    for at, text in enumerate(texts):
+        memory = None
+        if text is not None:
+            rel, stamp = items[at]
+            try:
+                memory = parse_memory_document(text, rel)
+            except MemoryFormatError:
+                rows[at] = (rel, stamp, sizes[at], "invalid-document", *_EMPTY)
+            else:
+                if memory["scope"] != scope or rel != f"{memory['kind']}s/{memory['id']}.md":
+                    rows[at] = (rel, stamp, sizes[at], "location-mismatch", *_EMPTY)
+                    memory = None
+        memories.append(memory)
+    # from a UTF-8 file: no lone surrogate in the body
+    lower, body_terms = unicode17.lower, ranking.body_terms
+    terms = [None if memory is None else body_terms(lower(memory["body"])) for memory in memories]
+    for at, memory in enumerate(memories):
+        # the secret scan's cheap test reads the body's distinct words, not the body again
+        words = terms[at]
+        if (
+            memory is not None
+            and words is not None
+            and may_hold_secret(memory, words[0])
+            and find_secrets_in_memory(memory)
+        ):
+            rel, stamp = items[at]
+            rows[at] = (rel, stamp, sizes[at], "suspected-secret", *_EMPTY)
+            memories[at] = None
     # a title from JSON may hold a lone surrogate, which SQLite cannot store: escaped in the
     # summary (json.loads restores it), U+FFFD in the matched text (as the query's)
-    summary_json = escape_surrogates(_COMPACT_JSON(summary(memory)))
-    return (
-        rel,
-        stamp,
-        nbytes,
-        None,
-        id_sort_key(memory["id"]),
-        memory["kind"],
-        memory["status"],
-        memory["updatedAt"],
-        well_formed(unicode17.lower(memory["title"])),
-        _delimited(memory["tags"]),  # slugs: already lower-case ASCII
-        meta,
-        _delimited(memory["targetHarnesses"]),
-        _delimited(memory["links"]),
-        packed.pack(summary_json, body),
-        terms,
-    )
+    summaries = [
+        None if memory is None else escape_surrogates(_COMPACT_JSON(summary(memory)))
+        for memory in memories
+    ]
+    pack = packed.pack
+    blobs = [
+        None if memory is None else pack(summaries[at], memory["body"])  # type: ignore[arg-type]
+        for at, memory in enumerate(memories)
+    ]
+    for at, memory in enumerate(memories):
+        if memory is None:
+            continue
+        rel, stamp = items[at]
+        meta = " ".join(
+            [memory["kind"], memory["scope"], memory["sourceHarness"], *memory["targetHarnesses"]]
+        ).lower()  # slugs: ASCII
+        rows[at] = (
+            rel,
+            stamp,
+            sizes[at],
+            None,
+            id_sort_key(memory["id"]),
+            memory["kind"],
+            memory["status"],
+            memory["updatedAt"],
+            well_formed(lower(memory["title"])),
+            _delimited(memory["tags"]),  # slugs: already lower-case ASCII
+            meta,
+            _delimited(memory["targetHarnesses"]),
+            _delimited(memory["links"]),
+            blobs[at],
+            terms[at],
+        )
+    return rows  # type: ignore[return-value]  # every item has its row by now
 
 
 def build_rows(
@@ -105,7 +149,7 @@ def build_rows(
     parallel: bool,
     idle: Callable[[], bool] | None = None,
 ) -> Generator[tuple[Any, ...], None, None]:
-    """The rows of ``todo`` ((rel, stamp) pairs), in order, exactly as :func:`build_row` makes
+    """The rows of ``todo`` ((rel, stamp) pairs), in order, exactly as :func:`build_chunk` makes
     them. With ``parallel`` (a store whose reads work in a forked child) and at least
     ``PARALLEL_MIN`` files, forked workers build chunks beside the caller; a worker that fails
     leaves its chunks to the caller. While a worker's chunk is awaited, the caller first runs
@@ -116,8 +160,8 @@ def build_rows(
     if workers:
         yield from _forked_rows(store, scope, todo, workers, idle or _nothing)
     else:
-        for rel, stamp in todo:
-            yield build_row(store, scope, rel, stamp)
+        for at in range(0, len(todo), CHUNK):
+            yield from build_chunk(store, scope, todo[at : at + CHUNK])
 
 
 def _nothing() -> bool:
@@ -172,7 +216,7 @@ def _worker_start(caller: int) -> None:
 def _build_chunk(start: int, stop: int) -> list[tuple[Any, ...]]:
     assert _job is not None
     store, scope, todo = _job
-    return [build_row(store, scope, rel, stamp) for rel, stamp in todo[start:stop]]
+    return build_chunk(store, scope, todo[start:stop])
 
 
 def _sent_chunk(start: int, stop: int) -> bytes:
@@ -189,7 +233,7 @@ def _sent_chunk(start: int, stop: int) -> bytes:
 
 
 def _received(data: bytes) -> list[tuple[Any, ...]]:
-    """The rows of a chunk from :func:`_sent_chunk`, as :func:`build_row` made them."""
+    """The rows of a chunk from :func:`_sent_chunk`, as :func:`build_chunk` made them."""
     rows = marshal.loads(data)
     for at, row in enumerate(rows):
         terms = row[-1]
@@ -215,7 +259,7 @@ def _forked_rows(
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
-    size = PARALLEL_CHUNK
+    size = CHUNK
     bounds = [(at, min(at + size, len(todo))) for at in range(0, len(todo), size)]
     mine: dict[int, list[tuple[Any, ...]]] = {}  # the caller's chunks, built ahead of their turn
     sent: dict[int, Future[bytes]] = {}

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from ecc.vault import loading, rowbuild
+from ecc.vault import rowbuild
 from ecc.vault.format import serialize_memory_document
 from tests.vault.conftest import full_memory
 from tests.vault.test_cold_build import _write_vault
@@ -30,17 +30,16 @@ QUERY = "migration rollout"
 def pids(monkeypatch: pytest.MonkeyPatch, tmp_path: Path):
     """The ids of the processes that built rows (a file each appends to: forks inherit it)."""
     log = tmp_path / "builders.log"
-    original = rowbuild.build_row
+    original = rowbuild.build_chunk
 
     def recording(*args):
         with open(log, "a") as file:
             file.write(f"{os.getpid()}\n")
         return original(*args)
 
-    monkeypatch.setattr(rowbuild, "build_row", recording)
-    monkeypatch.setattr(loading, "_build_row", recording, raising=False)
+    monkeypatch.setattr(rowbuild, "build_chunk", recording)
     monkeypatch.setattr(rowbuild, "PARALLEL_MIN", 40, raising=False)
-    monkeypatch.setattr(rowbuild, "PARALLEL_CHUNK", 16, raising=False)
+    monkeypatch.setattr(rowbuild, "CHUNK", 16, raising=False)
     monkeypatch.setattr(rowbuild, "_load", lambda: 0.0, raising=False)  # an idle machine
 
     def seen() -> set[int]:
@@ -108,7 +107,7 @@ def test_a_worker_that_dies_leaves_the_build_to_the_parent(
     expected = make_service(cache_dir=None).search(QUERY, scopes=["project"])
     serial = _serial_rows(make_service, isolated_env, monkeypatch)
     parent = os.getpid()
-    recording = rowbuild.build_row
+    recording = rowbuild.build_chunk
 
     marker = isolated_env / "a-worker-died"
 
@@ -118,8 +117,7 @@ def test_a_worker_that_dies_leaves_the_build_to_the_parent(
             os._exit(3)
         return recording(*args)
 
-    monkeypatch.setattr(rowbuild, "build_row", dying)
-    monkeypatch.setattr(loading, "_build_row", dying, raising=False)
+    monkeypatch.setattr(rowbuild, "build_chunk", dying)
     assert make_service().search(QUERY, scopes=["project"]) == expected
     assert marker.exists()
     assert _rows(isolated_env) == serial
@@ -131,7 +129,7 @@ def test_a_worker_that_raises_leaves_the_build_to_the_parent(
     _write_vault(repo, 200)
     expected = make_service(cache_dir=None).search(QUERY, scopes=["project"])
     parent = os.getpid()
-    recording = rowbuild.build_row
+    recording = rowbuild.build_chunk
 
     marker = isolated_env / "a-worker-raised"
 
@@ -141,8 +139,7 @@ def test_a_worker_that_raises_leaves_the_build_to_the_parent(
             raise RuntimeError("a worker's own failure")
         return recording(*args)
 
-    monkeypatch.setattr(rowbuild, "build_row", raising)
-    monkeypatch.setattr(loading, "_build_row", raising, raising=False)
+    monkeypatch.setattr(rowbuild, "build_chunk", raising)
     assert make_service().search(QUERY, scopes=["project"]) == expected
     assert marker.exists()
     assert len(_rows(isolated_env)) == 200
@@ -225,9 +222,11 @@ def test_rows_from_workers_are_the_serial_rows_with_their_words_interned(
         parallel = list(rowbuild.build_rows(store, "project", todo, parallel=True))
         assert pids() - {os.getpid()}, "no worker built rows"
         serial = list(rowbuild.build_rows(store, "project", todo, parallel=False))
+        # a chunk is built a step at a time over all its documents: as each built alone
+        alone = [rowbuild.build_chunk(store, "project", [item])[0] for item in todo]
     finally:
         store.close()
-    assert parallel == serial
+    assert parallel == serial == alone
     assert sum(row[-1] is None for row in parallel) == 3
     for row in parallel:
         if row[-1] is not None:

@@ -24,7 +24,7 @@ from tests.vault.test_parallel_build import QUERY, _rows, _serial_rows, _write_o
 def forking(monkeypatch: pytest.MonkeyPatch) -> None:
     """Small chunks and write batches, and an idle machine: a 300-file build forks."""
     monkeypatch.setattr(rowbuild, "PARALLEL_MIN", 40)
-    monkeypatch.setattr(rowbuild, "PARALLEL_CHUNK", 16)
+    monkeypatch.setattr(rowbuild, "CHUNK", 16)
     monkeypatch.setattr(rowbuild, "_load", lambda: 0.0)
     monkeypatch.setattr(loading, "WRITE_BATCH", 16)
 
@@ -69,7 +69,7 @@ from ecc.vault import index, loading, rowbuild
 from ecc.vault.backend import load_backend
 from ecc.vault.service import VaultService
 rowbuild._load = lambda: 0.0  # as on an idle machine
-rowbuild.PARALLEL_MIN, rowbuild.PARALLEL_CHUNK, loading.WRITE_BATCH = 40, 16, 16
+rowbuild.PARALLEL_MIN, rowbuild.CHUNK, loading.WRITE_BATCH = 40, 16, 16
 original = index.RowWriter._insert
 def insert(self, rows):
     original(self, rows)
