@@ -10,7 +10,6 @@ import json
 import marshal
 import os
 import sys
-import time
 from array import array
 from collections.abc import Callable, Generator, Sequence
 
@@ -29,7 +28,6 @@ from ecc.vault.secrets import find_secrets_in_memory, may_hold_secret
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing on the hot path
 if TYPE_CHECKING:
-    from concurrent.futures import Future
     from typing import Any
 
     from ecc.vault.backend import VaultStore
@@ -192,38 +190,22 @@ def _load() -> float:
         return 0.0
 
 
-# What the forked workers build from: set before the fork, so only chunk bounds are sent.
-_job: tuple[Any, str, Sequence[tuple[str, str]]] | None = None
+# What the forked workers build from: set before the fork, so only chunk numbers are sent.
+_job: tuple[Any, str, Sequence[tuple[str, str]], list[tuple[int, int]]] | None = None
 
 
-def _worker_start(caller: int) -> None:
-    """A Ctrl-C reaches the whole process group: the caller alone handles it (and stops us).
-    A worker holds both ends of its task pipe, so a caller killed outright never closes it:
-    a thread watches for the caller's end instead."""
-    import signal
-    import threading
-
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-
-    def watch() -> None:
-        while os.getppid() == caller:
-            time.sleep(0.2)
-        os._exit(1)
-
-    threading.Thread(target=watch, name="ecc-caller-watch", daemon=True).start()
-
-
-def _build_chunk(start: int, stop: int) -> list[tuple[Any, ...]]:
+def _build_chunk(number: int) -> list[tuple[Any, ...]]:
     assert _job is not None
-    store, scope, todo = _job
+    store, scope, todo, bounds = _job
+    start, stop = bounds[number]
     return build_chunk(store, scope, todo[start:stop])
 
 
-def _sent_chunk(start: int, stop: int) -> bytes:
+def _sent_chunk(number: int) -> bytes:
     """A worker's chunk as it goes back: ``marshal`` is a few times cheaper than pickle on both
     ends, and its loads interns again the words the worker interned (pickle made copies); the
     word counts' array goes as its bytes (:func:`_received`)."""
-    rows = _build_chunk(start, stop)
+    rows = _build_chunk(number)
     return marshal.dumps(
         [
             row if row[-1] is None else (*row[:-1], (row[-1][0], row[-1][1].tobytes()))
@@ -251,68 +233,41 @@ def _forked_rows(
     workers: int,
     idle: Callable[[], bool],
 ) -> Generator[tuple[Any, ...], None, None]:
-    """Chunks go to the workers in order, a few a worker in flight (so stopping early wastes
-    little and memory stays bounded). While the next chunk's worker is not done, the caller
-    runs ``idle``, else takes the next chunk not yet handed out and builds it itself, ahead of
-    its turn: how much the caller builds follows from how much else it has to do."""
+    """Chunks are handed out in order, a window of them ahead of the one the caller needs (so
+    stopping early wastes little and memory stays bounded). While that chunk's worker is not
+    done, the caller runs ``idle``, else takes the lowest chunk no worker has taken and builds
+    it itself, ahead of its turn: how much the caller builds follows from how much else it
+    has to do."""
     global _job
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
+    from ecc.vault.crew import Crew
 
-    size = CHUNK
-    bounds = [(at, min(at + size, len(todo))) for at in range(0, len(todo), size)]
+    bounds = [(at, min(at + CHUNK, len(todo))) for at in range(0, len(todo), CHUNK)]
+    window = 8 * workers
     mine: dict[int, list[tuple[Any, ...]]] = {}  # the caller's chunks, built ahead of their turn
-    sent: dict[int, Future[bytes]] = {}
-    upcoming = 0  # the next chunk to hand out
-    pool: ProcessPoolExecutor | None = None
-
-    def stop_pool() -> None:
-        nonlocal pool
-        if pool is not None:
-            pool.shutdown(wait=True, cancel_futures=True)
-            pool = None
-        sent.clear()
-
-    def send() -> None:
-        nonlocal upcoming
-        try:
-            while pool is not None and upcoming < len(bounds) and len(sent) < 3 * workers:
-                sent[upcoming] = pool.submit(_sent_chunk, *bounds[upcoming])
-                upcoming += 1
-        except Exception:  # no fork: the caller builds everything
-            stop_pool()
-
-    _job = (store, scope, todo)
+    _job = (store, scope, todo, bounds)
+    crew = Crew.start(workers, _sent_chunk)
     try:
-        try:
-            pool = ProcessPoolExecutor(
-                workers,
-                multiprocessing.get_context("fork"),
-                initializer=_worker_start,
-                initargs=(os.getpid(),),
-            )
-        except (OSError, ValueError):
-            pool = None
-        send()
-        for number, (start, stop) in enumerate(bounds):
+        for number in range(len(bounds)):
             rows = mine.pop(number, None)
-            future = sent.pop(number, None)
-            if rows is None and future is not None:
-                try:
-                    while not future.done():
-                        if idle():
-                            continue
-                        if upcoming >= len(bounds):
-                            break
-                        mine[upcoming] = _build_chunk(*bounds[upcoming])
-                        upcoming += 1
-                    rows = _received(future.result())
-                except Exception:  # a worker died or raised: the caller builds the rest
-                    stop_pool()
-            if rows is None:
-                rows = _build_chunk(start, stop)
-            send()
+            if rows is None and crew is not None and number in crew.results:
+                rows = _received(crew.results.pop(number))  # sent before a worker failed
+            while rows is None and crew is not None and not crew.failed:
+                crew.hand_out(number + window, len(bounds))
+                data = crew.take(number)
+                if data is not None:
+                    rows = _received(data)
+                elif idle():
+                    continue
+                elif (claimed := crew.claim()) is not None:
+                    mine[claimed] = _build_chunk(claimed)
+                    if claimed == number:
+                        rows = mine.pop(number)
+                else:
+                    crew.poll(1.0)  # every chunk up to ours is being built: wait for it
+            if rows is None:  # no worker, or one failed: the caller builds what it lacks
+                rows = _build_chunk(number)
             yield from rows
     finally:
         _job = None
-        stop_pool()
+        if crew is not None:
+            crew.close()
