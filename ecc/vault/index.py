@@ -293,9 +293,8 @@ class RowWriter:
         if segment is not None:
             from ecc.vault.segment import needs_build
 
-            add, fields = segment.add, _SEGMENT_FIELDS
-            for docid, row in zip(docids, rows, strict=True):
-                add(docid, *fields(row))
+            fields = _SEGMENT_FIELDS
+            segment.add([(docid, *fields(row)) for docid, row in zip(docids, rows, strict=True)])
             if needs_build(0, segment.size):
                 self.terms = []  # the segment will be written: nothing to keep for a later one
                 return

@@ -118,12 +118,7 @@ def build_segment(index: ScopeIndex) -> None:
         ).fetchall()
         terms = _terms(index, [row[0] for row in rows if row[1] is None and row[2] == "active"])
         builder = SegmentBuilder()
-        add = builder.add
-        for docid, code, status, kind, targets_d, title_l, tags_d, meta_l, updated, key in rows:
-            add(
-                docid, code, status, kind, targets_d, title_l, tags_d, meta_l, updated, key,
-                terms.get(docid),
-            )  # fmt: skip
+        builder.add([(*row, terms.get(row[0])) for row in rows])
         index.fresh_terms.clear()
         builder.write(db)
         db.execute("COMMIT")

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import sqlite3
 from array import array
+from collections.abc import Sequence
 
 from ecc.vault import unicode17
 from ecc.vault.format import MEMORY_KINDS
@@ -38,6 +39,10 @@ def slot_typecode(size: int) -> str:
     return "H" if size <= 1 << 16 else "I"
 
 
+def _lines(delimited: str) -> list[str]:
+    return delimited.split("\n")
+
+
 class SegmentBuilder:
     """The postings of a segment, gathered a row at a time in docid order, then written."""
 
@@ -54,54 +59,46 @@ class SegmentBuilder:
     def size(self) -> int:
         return len(self.docids)
 
-    def add(
-        self,
-        docid: int,
-        code: str | None,
-        status: str | None,
-        kind: str | None,
-        targets_d: str | None,
-        title_l: str | None,
-        tags_d: str | None,
-        meta_l: str | None,
-        updated_at: str | None,
-        id_key: str | None,
-        terms: tuple[tuple[str, ...], Any] | None,
-    ) -> None:
-        """Add the next row (the ``docs`` columns named, and its body's words and counts from
-        ``ranking.body_terms``, needed only for an active valid row)."""
-        slot = len(self.docids)
-        self.docids.append(docid)
-        self.updated.append(updated_at or "")
-        self.id_keys.append(id_key or "")
-        if code is not None or status != "active":
-            self.flags.append(0)  # never a search result: no postings
-            return
-        assert kind is not None and terms is not None
-        assert title_l is not None and meta_l is not None
-        assert tags_d is not None and targets_d is not None
-        self.flags.append(KIND_CODES[kind])
+    def add(self, rows: Sequence[tuple[Any, ...]]) -> None:
+        """Add the next rows, each the ``docs`` columns (docid, code, status, kind, targets_d,
+        title_l, tags_d, meta_l, updated_at, id_key) and its body's words and counts from
+        ``ranking.body_terms`` (needed only for an active valid row). A step at a time over all
+        the rows, as the rows themselves are built (``rowbuild.build_chunk``)."""
+        base = len(self.docids)
+        self.docids.extend([row[0] for row in rows])
+        self.updated.extend([row[8] or "" for row in rows])
+        self.id_keys.extend([row[9] or "" for row in rows])
+        flags = self.flags
+        active: list[tuple[int, tuple[Any, ...]]] = []  # (slot, row): the ones with postings
+        for slot, row in enumerate(rows, base):
+            if row[1] is not None or row[2] != "active":
+                flags.append(0)  # never a search result: no postings
+            else:
+                flags.append(KIND_CODES[row[3]])
+                active.append((slot, row))
         body = self.body
-        for word, number in zip(*terms, strict=True):
-            entry = body.get(word)
-            if entry is None:
-                body[word] = entry = ([], [])
-            entry[0].append(slot)
-            entry[1].append(number if number < 255 else 255)
+        for slot, row in active:
+            for word, number in zip(*row[10], strict=True):
+                entry = body.get(word)
+                if entry is None:
+                    body[word] = entry = ([], [])
+                entry[0].append(slot)
+                entry[1].append(number if number < 255 else 255)
         words = unicode17.words
-        present = self.present
-        for holders, found in (
-            (present["t"], set(words(title_l))),
-            (present["m"], set(words(meta_l))),
-            (present["g"], tags_d.split("\n")),
-            (present["h"], targets_d.split("\n")),
+        for field, column, split in (
+            ("t", 5, words),
+            ("m", 7, words),
+            ("g", 6, _lines),
+            ("h", 4, _lines),
         ):
-            for word in found:
-                if word:
-                    slots = holders.get(word)
-                    if slots is None:
-                        holders[word] = slots = []
-                    slots.append(slot)
+            holders = self.present[field]
+            for slot, row in active:
+                for word in set(split(row[column])):
+                    if word:
+                        slots = holders.get(word)
+                        if slots is None:
+                            holders[word] = slots = []
+                        slots.append(slot)
 
     def write(self, db: sqlite3.Connection) -> None:
         """Replace the index's segment with this one, in the caller's transaction."""
