@@ -109,11 +109,10 @@ class Crew:
         if not self.workers:
             self.failed = True
             return
-        try:
-            ready, _, _ = select.select(list(self.workers), [], [], timeout)
-        except InterruptedError:
-            return
-        for fd in ready:
+        poller = select.poll()  # not select.select: no limit on the descriptors' numbers
+        for fd in self.workers:
+            poller.register(fd, select.POLLIN)
+        for fd, _ in poller.poll(timeout * 1000):
             buffer = self.buffers[fd]
             while True:
                 try:
@@ -179,11 +178,13 @@ def _serve(tasks: int, results: int, work: Callable[[int], bytes]) -> None:
     status = 1
     try:
         signal.signal(signal.SIGINT, signal.SIG_IGN)
+        waiting = select.poll()
+        waiting.register(tasks, select.POLLIN)
         while True:
             try:
                 raw = os.read(tasks, _NUMBER)
             except BlockingIOError:  # the pipe is non-blocking for the caller's claims
-                select.select([tasks], [], [])
+                waiting.poll()
                 continue
             if len(raw) != _NUMBER:
                 break  # everything handed out, or the caller gone
