@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 
     from ecc.vault.segment import SegmentBuilder
 
-INDEX_VERSION = "ecc-memory-index-3"
+INDEX_VERSION = "ecc-memory-index-4"
 
 COLUMNS = (
     "rel",

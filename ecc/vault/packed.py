@@ -1,11 +1,13 @@
-"""A valid document's summary and body, stored as one compressed blob in the index.
+"""A valid document's text, stored as one compressed blob in the index.
 
 Kept as text they made the index three times the size of the Markdown (the body twice, as read
-and lower-cased). The blob is the summary's JSON, a NUL (no JSON text or body holds one) and the
-body, deflated against a dictionary of the summary's fixed keys; SQL reads it through the
-functions registered by :func:`register`, which ``ScopeIndex`` exposes as the ``texts`` view
-(``summary``, ``body``, ``body_l``, ``body_len``). A scoring query reads ``body_l`` several times
-a row, so the last blob's texts are kept.
+and lower-cased). The blob is where the document's body lies in its text (``start length``), a
+NUL and the text as read, deflated against a dictionary of the frontmatter's fixed lines; SQL
+reads it through the functions registered by :func:`register`, which ``ScopeIndex`` exposes as
+the ``texts`` view (``summary``, ``body``, ``body_l``, ``body_len``). The summary's JSON is made
+only when asked for (a search's shown results, a read), by the same parsing that built the row:
+a cold build no longer encodes one for every memory. A scoring query reads ``body_l`` several
+times a row, so the last blob's texts are kept.
 """
 
 from __future__ import annotations
@@ -21,9 +23,9 @@ if TYPE_CHECKING:
 
 # Part of the layout: changing it needs a new INDEX_VERSION.
 _DICTIONARY = (
-    b'{"schema":"ecc.memory.v1","id":"mem_2026","title":"","kind":"note","scope":"project",'
-    b'"trust":"unreviewed","status":"active","sourceHarness":"claude","targetHarnesses":["all"],'
-    b'"tags":[],"links":[],"createdAt":"2026-01-01T00:00:00.000Z","updatedAt":"2026-'
+    b'---\nschema: "ecc.memory.v1"\nid: "mem_2026"\ntitle: ""\nkind: "note"\nscope: "project"\n'
+    b'trust: "unreviewed"\nstatus: "active"\nsourceHarness: "claude"\ntargetHarnesses: ["all"]\n'
+    b'tags: []\nlinks: []\ncreatedAt: "2026-01-01T00:00:00.000Z"\nupdatedAt: "2026-'
 )
 _WBITS = -15  # raw deflate: the blob carries no header or checksum
 
@@ -34,51 +36,89 @@ _PACK_LEVEL = 1
 _compressobj: Any = None  # isal's, imported by the first pack: a warm search never packs
 
 
-def pack(summary_json: str, body: str) -> bytes:
-    """The blob of one document (its summary's JSON and its body)."""
+def pack(text: str, body: str) -> bytes:
+    """The blob of one valid document: its ``text`` as read and its parsed ``body``, which
+    ends the text but for white space (so its last occurrence in it is the body)."""
     global _compressobj
     if _compressobj is None:
         from isal.isal_zlib import compressobj as _compressobj
+    start = text.rfind(body)
+    assert start >= 0, "the body is not in the text"
     deflate = _compressobj(
         _PACK_LEVEL, zlib.DEFLATED, _WBITS, 8, zlib.Z_DEFAULT_STRATEGY, _DICTIONARY
     )
-    return deflate.compress(f"{summary_json}\0{body}".encode()) + deflate.flush()
+    return deflate.compress(f"{start} {len(body)}\0{text}".encode()) + deflate.flush()
 
 
-# (blob, summary, body, [body_l or None]): swapped whole, so a thread never sees another's mix.
-_last: tuple[bytes | None, str, str, list[str | None]] = (None, "", "", [None])
+class _Texts:
+    """One blob's texts; the summary's JSON and the lower-cased body only once asked for."""
+
+    __slots__ = ("_body_l", "_summary", "blob", "body", "text")
+
+    def __init__(self, blob: bytes | None, text: str = "", body: str = "") -> None:
+        self.blob, self.text, self.body = blob, text, body
+        self._summary: str | None = None
+        self._body_l: str | None = None
+
+    @property
+    def summary(self) -> str:
+        if self._summary is None:
+            from ecc.vault.format import escape_surrogates, parse_memory_document, summary
+
+            memory = parse_memory_document(self.text)
+            self._summary = escape_surrogates(_COMPACT_JSON(summary(memory)))
+        return self._summary
+
+    @property
+    def body_l(self) -> str:
+        if self._body_l is None:
+            self._body_l = unicode17.lower(self.body)  # from a UTF-8 file: no lone surrogate
+        return self._body_l
 
 
-def _texts(blob: bytes) -> tuple[bytes | None, str, str, list[str | None]]:
+def _compact_json(value: Any) -> str:
+    import json
+
+    global _COMPACT_JSON
+    # json.dumps(value, ensure_ascii=False, separators=(",", ":")) builds an encoder a call
+    _COMPACT_JSON = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+    return _COMPACT_JSON(value)
+
+
+_COMPACT_JSON = _compact_json
+
+# The last blob's texts: swapped whole, so a thread never sees another's mix.
+_last = _Texts(None)
+
+
+def _texts(blob: bytes) -> _Texts:
     global _last
     last = _last
-    if blob is not last[0] and blob != last[0]:
+    if blob is not last.blob and blob != last.blob:
         inflate = zlib.decompressobj(_WBITS, zdict=_DICTIONARY)
-        summary, _, body = (inflate.decompress(blob) + inflate.flush()).decode().partition("\0")
-        _last = last = (blob, summary, body, [None])
+        where, _, text = (inflate.decompress(blob) + inflate.flush()).decode().partition("\0")
+        start, _, length = where.partition(" ")
+        body = text[int(start) : int(start) + int(length)]
+        _last = last = _Texts(blob, text, body)
     return last
 
 
 def unpack(blob: bytes) -> tuple[str, str]:
     """(summary JSON, body) of a blob."""
     texts = _texts(blob)
-    return texts[1], texts[2]
+    return texts.summary, texts.body
 
 
 def _summary(blob: bytes) -> str:
-    return _texts(blob)[1]
+    return _texts(blob).summary
 
 
 def _body(blob: bytes) -> str:
-    return _texts(blob)[2]
+    return _texts(blob).body
 
 
 def _body_l(blob: bytes) -> str:
-    texts = _texts(blob)
-    lowered = texts[3][0]
-    if lowered is None:
-        lowered = texts[3][0] = unicode17.lower(texts[2])  # from a UTF-8 file: no lone surrogate
-    return lowered
+    return _texts(blob).body_l
 
 
 def register(db: sqlite3.Connection) -> None:

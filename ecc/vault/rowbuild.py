@@ -6,7 +6,6 @@ fields search matches on. The cold index build spends its time here, so rows are
 
 from __future__ import annotations
 
-import json
 import marshal
 import os
 import sys
@@ -17,10 +16,8 @@ from ecc.vault import packed, ranking, unicode17
 from ecc.vault.format import (
     MAX_DOCUMENT_BYTES,
     MemoryFormatError,
-    escape_surrogates,
     id_sort_key,
     parse_memory_document,
-    summary,
     well_formed,
 )
 from ecc.vault.index import COLUMNS
@@ -39,10 +36,6 @@ MAX_WORKERS = 3
 
 
 _EMPTY = (None,) * (len(COLUMNS) - 4)  # an invalid row: rel, stamp, nbytes and code only
-
-
-# json.dumps(value, ensure_ascii=False, separators=(",", ":")) builds an encoder a call
-_COMPACT_JSON = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 
 
 def _delimited(values: Sequence[str]) -> str:
@@ -101,15 +94,9 @@ def build_chunk(
             rel, stamp = items[at]
             rows[at] = (rel, stamp, sizes[at], "suspected-secret", *_EMPTY)
             memories[at] = None
-    # a title from JSON may hold a lone surrogate, which SQLite cannot store: escaped in the
-    # summary (json.loads restores it), U+FFFD in the matched text (as the query's)
-    summaries = [
-        None if memory is None else escape_surrogates(_COMPACT_JSON(summary(memory)))
-        for memory in memories
-    ]
     pack = packed.pack
     blobs = [
-        None if memory is None else pack(summaries[at], memory["body"])  # type: ignore[arg-type]
+        None if memory is None else pack(texts[at], memory["body"])  # type: ignore[arg-type]
         for at, memory in enumerate(memories)
     ]
     for at, memory in enumerate(memories):
@@ -128,6 +115,8 @@ def build_chunk(
             memory["kind"],
             memory["status"],
             memory["updatedAt"],
+            # a title from JSON may hold a lone surrogate, which SQLite cannot store: U+FFFD in
+            # the matched text (as the query's); the summary escapes it (``packed``)
             well_formed(lower(memory["title"])),
             _delimited(memory["tags"]),  # slugs: already lower-case ASCII
             meta,
