@@ -134,7 +134,9 @@ def may_hold_secret(memory: Mapping[str, Any], body_words: Iterable[str]) -> boo
 
 
 def _may_match(text: str) -> bool:
-    """Whether a lower-cased text holds a marker as it shows in word runs (or ``\npm_``)."""
+    """Whether a lower-cased text holds a marker as it shows in word runs (or ``\npm_``).
+    The markers are tried by ``filter`` in C: a generator in ``any`` cost a fifth of a cold
+    build's secret test."""
     if "_" not in text and "-" not in text:  # every other marker holds one of them
-        return any(marker in text for marker in _PLAIN_MARKERS)
-    return "\npm_" in text or any(marker in text for marker in _WORD_MARKERS)
+        return next(filter(text.__contains__, _PLAIN_MARKERS), None) is not None
+    return "\npm_" in text or next(filter(text.__contains__, _WORD_MARKERS), None) is not None
