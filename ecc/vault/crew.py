@@ -61,12 +61,15 @@ class Crew:
             if self.workers:
                 return  # fewer workers than asked for
             raise
-        if pid == 0:  # the worker
-            os.close(read_end)
-            os.close(self.tasks_write)
-            for other in self.workers:
-                os.close(other)
-            _serve(self.tasks_read, write_end, work)
+        if pid == 0:  # the worker: whatever happens, it never returns into the caller's code
+            try:
+                os.close(read_end)
+                os.close(self.tasks_write)
+                for other in self.workers:
+                    os.close(other)
+                _serve(self.tasks_read, write_end, work)
+            finally:
+                os._exit(1)
         os.close(write_end)
         os.set_blocking(read_end, False)
         self.workers[read_end] = pid

@@ -135,3 +135,34 @@ def test_a_parallel_build_starts_no_thread_in_the_caller(
     assert forks and forks[0] >= 1 and counts, "no worker's chunk came back"
     assert set(counts) == {1}
     assert found == make_service(cache_dir=None).search("migration", scopes=["project"])
+
+
+def test_a_worker_that_fails_to_start_never_runs_the_callers_code(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A forked worker that fails before its loop exits: it never returns from the fork into
+    the caller's code (which would go on as a second copy of the caller)."""
+    from ecc.vault import crew as crew_module
+
+    def broken(tasks: int, results: int, work) -> None:
+        raise RuntimeError("a worker that could not start")
+
+    monkeypatch.setattr(crew_module, "_serve", broken)
+    log = tmp_path / "callers.log"
+    caller = os.getpid()
+    try:
+        crew = Crew.start(1, _work)
+    except RuntimeError:
+        crew = None
+    with open(log, "a") as file:
+        file.write(f"{os.getpid()}\n")
+    if os.getpid() != caller:
+        os._exit(0)  # a worker came back here: recorded, and stopped before it does more
+    assert crew is not None
+    try:
+        crew.hand_out(2, 2)
+        while not crew.failed:
+            crew.poll(1.0)
+    finally:
+        crew.close()
+    assert log.read_text().split() == [str(os.getpid())]
