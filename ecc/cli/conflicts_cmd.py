@@ -53,12 +53,7 @@ def _close(conflict_id: int, as_json: bool, resume: bool) -> None:
     if as_json:
         emit_json(result)
         return
-    say(f"Conflict {conflict_id} {result['status']}.")
-    resumed = result.get("resumed")
-    if resumed and resumed.startswith("no:"):
-        say(f"Session {result['paused_session']} not resumed ({resumed.removeprefix('no: ')}).")
-    elif resumed:
-        say(f"Session {resumed} resumed.")
+    say(f"{conflicts.closed_summary(result)}.")
 
 
 @conflicts_group.command("resolve")

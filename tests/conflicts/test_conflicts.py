@@ -191,8 +191,11 @@ def test_dismiss_keeps_the_session_paused(git_repo: Path, store: Store) -> None:
     _daemon_pass()
     wait_state(store, second.id, "stopped")
     [incident] = ecc_json("conflicts")
-    dismissed = ecc_json("conflicts", "dismiss", str(incident["id"]))
-    assert dismissed["status"] == "dismissed" and dismissed["resumed"] is None
+    dismissed = run_ecc("conflicts", "dismiss", str(incident["id"]))
+    assert dismissed.returncode == 0, dismissed.stderr
+    assert dismissed.stdout == f"Conflict {incident['id']} dismissed.\n"  # nothing resumed
+    [closed] = ecc_json("conflicts", "--all")
+    assert closed["status"] == "dismissed"
     assert run_ecc("stop", first.id).returncode == 0
     (Path(first.worktree_path) / "shared.txt").write_text("base\n")  # nothing left of it
     assert run_ecc("rm", first.id).returncode == 0  # the partner is gone, but it was dismissed
