@@ -102,7 +102,7 @@ JS_WHITESPACE = (
     "\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
 )
 # Lone surrogates are not unsafe: JSON (the MCP server's input) can carry one, and the
-# reference accepts and writes it (see well_formed and _compact).
+# reference accepts and writes it (see well_formed and compact_json).
 _UNSAFE = LazyPattern(r"[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 _UNSAFE_BODY = LazyPattern(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 _SURROGATE = LazyPattern(r"[\ud800-\udfff]")
@@ -330,8 +330,14 @@ def summary(memory: Mapping[str, Any]) -> dict[str, Any]:
     return {key: memory[key] for key in OBJECT_KEYS if key != "body"}
 
 
-def _compact(value: Any) -> str:
-    return escape_surrogates(json.dumps(value, ensure_ascii=False, separators=(",", ":")))
+# json.dumps(value, ensure_ascii=False, separators=(",", ":")) builds an encoder a call
+_COMPACT_ENCODE = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+
+
+def compact_json(value: Any) -> str:
+    """``value`` as the reference writes JSON: no spaces, non-ASCII as is, a lone surrogate as
+    its ``\\udxxx`` escape (the frontmatter's values, a summary in the index)."""
+    return escape_surrogates(_COMPACT_ENCODE(value))
 
 
 def serialize_memory_document(memory: Mapping[str, Any]) -> str:
@@ -341,7 +347,7 @@ def serialize_memory_document(memory: Mapping[str, Any]) -> str:
     U+FFFD in the body (Node's UTF-8 encoder), so the text always encodes as UTF-8.
     """
     normalized = normalize_memory(memory)
-    lines = [f"{key}: {_compact(normalized[obj])}" for key, obj in FIELDS]
+    lines = [f"{key}: {compact_json(normalized[obj])}" for key, obj in FIELDS]
     return "---\n" + "\n".join(lines) + "\n---\n\n" + well_formed(normalized["body"]) + "\n"
 
 

@@ -63,10 +63,9 @@ class _Texts:
     @property
     def summary(self) -> str:
         if self._summary is None:
-            from ecc.vault.format import escape_surrogates, parse_memory_document, summary
+            from ecc.vault.format import compact_json, parse_memory_document, summary
 
-            memory = parse_memory_document(self.text)
-            self._summary = escape_surrogates(_COMPACT_JSON(summary(memory)))
+            self._summary = compact_json(summary(parse_memory_document(self.text)))
         return self._summary
 
     @property
@@ -75,17 +74,6 @@ class _Texts:
             self._body_l = unicode17.lower(self.body)  # from a UTF-8 file: no lone surrogate
         return self._body_l
 
-
-def _compact_json(value: Any) -> str:
-    import json
-
-    global _COMPACT_JSON
-    # json.dumps(value, ensure_ascii=False, separators=(",", ":")) builds an encoder a call
-    _COMPACT_JSON = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
-    return _COMPACT_JSON(value)
-
-
-_COMPACT_JSON = _compact_json
 
 # The last blob's texts: swapped whole, so a thread never sees another's mix.
 _last = _Texts(None)

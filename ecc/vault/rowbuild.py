@@ -183,7 +183,8 @@ def _load() -> float:
 _job: tuple[Any, str, Sequence[tuple[str, str]], list[tuple[int, int]]] | None = None
 
 
-def _build_chunk(number: int) -> list[tuple[Any, ...]]:
+def _chunk_rows(number: int) -> list[tuple[Any, ...]]:
+    """The rows of chunk ``number`` of the current job (:func:`build_chunk`)."""
     assert _job is not None
     store, scope, todo, bounds = _job
     start, stop = bounds[number]
@@ -194,7 +195,7 @@ def _sent_chunk(number: int) -> bytes:
     """A worker's chunk as it goes back: ``marshal`` is a few times cheaper than pickle on both
     ends, and its loads interns again the words the worker interned (pickle made copies); the
     word counts' array goes as its bytes (:func:`_received`)."""
-    rows = _build_chunk(number)
+    rows = _chunk_rows(number)
     return marshal.dumps(
         [
             row if row[-1] is None else (*row[:-1], (row[-1][0], row[-1][1].tobytes()))
@@ -248,13 +249,13 @@ def _forked_rows(
                 elif idle():
                     continue
                 elif (claimed := crew.claim()) is not None:
-                    mine[claimed] = _build_chunk(claimed)
+                    mine[claimed] = _chunk_rows(claimed)
                     if claimed == number:
                         rows = mine.pop(number)
                 else:
                     crew.poll(1.0)  # every chunk up to ours is being built: wait for it
             if rows is None:  # no worker, or one failed: the caller builds what it lacks
-                rows = _build_chunk(number)
+                rows = _chunk_rows(number)
             yield from rows
     finally:
         _job = None
