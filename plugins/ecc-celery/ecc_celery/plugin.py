@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     import click
 
     from ecc.store.models import Session
+    from ecc_celery.settings import CelerySettings
 
 
 class CeleryExecutor:
@@ -23,10 +24,8 @@ class CeleryExecutor:
     name = "celery"
     remote = True  # pids mean nothing here; the lease judges liveness; worktrees come from remotes
 
-    def __init__(self, config: Any) -> None:
-        from ecc_celery.settings import CelerySettings
-
-        self.settings = CelerySettings.from_config(config)
+    def __init__(self, settings: CelerySettings) -> None:
+        self.settings = settings
         self._app: Any = None
 
     @property
@@ -65,17 +64,21 @@ class CeleryExecutor:
         return False
 
 
-_executors: dict[int, CeleryExecutor] = {}
+# settings -> executor: one Celery app per broker and queue. Keyed by what the settings say,
+# not by the config object's id(), which a later config may reuse once the first is collected.
+_executors: dict[CelerySettings, CeleryExecutor] = {}
 
 
 @hookimpl
 def ecc_executor(name: str, config: Any) -> CeleryExecutor | None:
     if name != "celery":
         return None
-    key = id(config)
-    if key not in _executors:
-        _executors[key] = CeleryExecutor(config)
-    return _executors[key]
+    from ecc_celery.settings import CelerySettings
+
+    settings = CelerySettings.from_config(config)
+    if settings not in _executors:
+        _executors[settings] = CeleryExecutor(settings)
+    return _executors[settings]
 
 
 @hookimpl
