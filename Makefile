@@ -73,11 +73,12 @@ chromium:
 test: install lint tui-deps services chromium
 	$(BIN)/python -m pytest -q -n auto -m "not e2e"
 
+# one pytest worker per core, as `make test`: each test has its own stub server, homes and ports
 e2e: install
 	@echo "e2e: drives the real claude, codex, gemini and opencode CLIs (see docs/adapters.md)."
 	@start=$$(date +%s); \
 	bash tests/e2e/install_clis.sh >/dev/null && \
-	ECC_E2E_REQUIRED=1 $(BIN)/python -m pytest -q -m e2e; status=$$?; \
+	ECC_E2E_REQUIRED=1 $(BIN)/python -m pytest -q -n auto -m e2e; status=$$?; \
 	echo "e2e wall time: $$(( $$(date +%s) - start )) s"; exit $$status
 
 bench: install
