@@ -1,4 +1,5 @@
-"""The ``ecc.memory.v1`` document format: validate, parse and serialize, byte-exact.
+"""The ``ecc.memory.v1`` document format: its rules, validation and serialization, byte-exact
+(reading a document's text is ``ecc.vault.parse``).
 
 A memory is a Markdown file whose frontmatter holds thirteen ``key: <compact JSON>`` lines. The
 rules (limits, messages, JavaScript whitespace semantics) follow the reference implementation so
@@ -50,6 +51,10 @@ class LazyPattern:
         self._compiled: re.Pattern[str] | None = None
 
     @property
+    def pattern(self) -> str:
+        return self._pattern
+
+    @property
     def compiled(self) -> re.Pattern[str]:
         if self._compiled is None:
             self._compiled = re.compile(self._pattern, self._flags)
@@ -73,8 +78,9 @@ class LazyPattern:
 
 ID_RE = LazyPattern(r"mem_[a-z0-9][a-z0-9_-]{2,127}", re.ASCII)
 SLUG_RE = LazyPattern(r"[a-z0-9][a-z0-9._-]{0,63}", re.ASCII)
+# fixed positions: the parts are read by slicing (valid_instant)
 TIMESTAMP_RE = LazyPattern(
-    r"([0-9]{4})-([0-9]{2})-([0-9]{2})T([0-9]{2}):([0-9]{2}):([0-9]{2})\.([0-9]{3})Z", re.ASCII
+    r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}Z", re.ASCII
 )
 
 # (serialized key, object key) in serialization order; the body follows the frontmatter.
@@ -94,7 +100,6 @@ FIELDS: tuple[tuple[str, str], ...] = (
     ("updated_at", "updatedAt"),
 )
 OBJECT_KEYS: tuple[str, ...] = (*(obj for _, obj in FIELDS), "body")
-_FIELD_BY_KEY = dict(FIELDS)
 
 # ECMAScript String.prototype.trim whitespace (differs from Python's str.strip()).
 JS_WHITESPACE = (
@@ -106,8 +111,6 @@ JS_WHITESPACE = (
 _UNSAFE = LazyPattern(r"[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 _UNSAFE_BODY = LazyPattern(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 _SURROGATE = LazyPattern(r"[\ud800-\udfff]")
-_CLOSING = LazyPattern(r"\r?\n---(?=\r\n|\n|\Z)")
-_LINE_BREAK = LazyPattern(r"\r?\n")
 
 
 class MemoryFormatError(EccError):
@@ -236,16 +239,17 @@ def as_array(value: Any, label: str, max_items: int, item: Callable[[Any], str])
     return normalized
 
 
-def _valid_instant(match: re.Match[str]) -> bool:
+def valid_instant(text: str) -> bool:
+    """Whether ``text``, of ``TIMESTAMP_RE``'s form, names an instant (the calendar's check
+    of :func:`as_timestamp`)."""
     # hours, minutes and seconds are two digits each: compared as text (seconds to 59, as a
     # datetime takes them); the date's calendar check is kept per date, as dates repeat
-    time_ok = match[4] <= "23" and match[5] <= "59" and match[6] <= "59"
-    if not time_ok:
+    if text[11:13] > "23" or text[14:16] > "59" or text[17:19] > "59":
         return False
-    date = match.string[match.start(1) : match.end(3)]
+    date = text[:10]
     valid = _VALID_DATES.get(date)
     if valid is None:
-        year, month, day = int(match[1]), int(match[2]), int(match[3])
+        year, month, day = int(text[:4]), int(text[5:7]), int(text[8:10])
         try:
             # Year 0000 is valid in JavaScript (proleptic, leap); check its calendar with 2000.
             datetime(year or 2000, month, day)
@@ -262,13 +266,10 @@ _VALID_DATES: dict[str, bool] = {}  # "YYYY-MM-DD" -> whether it is a calendar d
 
 
 def as_timestamp(value: Any, label: str) -> str:
-    if isinstance(value, str):
-        match = TIMESTAMP_RE.compiled.fullmatch(value)
-        if match is not None and _valid_instant(match):
-            return value
+    if isinstance(value, str) and TIMESTAMP_RE.compiled.fullmatch(value) and valid_instant(value):
+        return value
     text = as_non_empty_string(value, label, MAX_SLUG_CHARS)
-    match = TIMESTAMP_RE.fullmatch(text)
-    if match is None or not _valid_instant(match):
+    if TIMESTAMP_RE.fullmatch(text) is None or not valid_instant(text):
         raise MemoryFormatError(f"{label} must be an ISO-8601 timestamp.")
     return text
 
@@ -349,114 +350,6 @@ def serialize_memory_document(memory: Mapping[str, Any]) -> str:
     normalized = normalize_memory(memory)
     lines = [f"{key}: {compact_json(normalized[obj])}" for key, obj in FIELDS]
     return "---\n" + "\n".join(lines) + "\n---\n\n" + well_formed(normalized["body"]) + "\n"
-
-
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"non-standard JSON constant {name}")
-
-
-# json.loads(value, parse_constant=...) builds a decoder a call; one decoder serves every field.
-_DECODER = json.JSONDecoder(parse_constant=_reject_constant)
-_SCAN_VALUE = _DECODER.scan_once  # type: ignore[attr-defined]  # the C scanner: (value, end)
-_LINE_PREFIXES = tuple((f"{key}: ", obj) for key, obj in FIELDS)
-
-
-def _common_frontmatter(text: str, start: int, end: int) -> dict[str, Any] | None:
-    """The fields of a frontmatter ``text[start:end]`` in the shape every writer produces (the
-    thirteen ``key: <JSON>`` lines in order, LF endings, no padding), else None.
-
-    Each value is decoded in place; what it decodes to is what the line parser would make of
-    the line, since such a line holds nothing for its trimming to remove. Anything else (a
-    stray space, CRLF, a value that is not one JSON value on its line) takes the line parser.
-    """
-    values: dict[str, Any] = {}
-    at = start
-    scan = _SCAN_VALUE
-    for prefix, obj in _LINE_PREFIXES:
-        if not text.startswith(prefix, at):
-            return None
-        line_end = text.find("\n", at, end)
-        if line_end < 0:
-            line_end = end
-        try:
-            value, value_end = scan(text, at + len(prefix))
-        except (ValueError, StopIteration, RecursionError):
-            return None
-        if value_end != line_end:
-            return None
-        values[obj] = value
-        at = line_end + 1
-    return values if at == end + 1 else None
-
-
-def _frontmatter(block: str, source: str) -> dict[str, Any]:
-    """The fields of a frontmatter block, line by line with the reference's rules and messages."""
-    values: dict[str, Any] = {}
-    for line in _LINE_BREAK.split(block):
-        colon = line.find(":")
-        if colon < 1:
-            raise MemoryFormatError(f"Invalid memory frontmatter line in {source}.")
-        key = js_trim(line[:colon])
-        if key not in _FIELD_BY_KEY:
-            raise MemoryFormatError(f"Unknown memory frontmatter field in {source}.")
-        obj_key = _FIELD_BY_KEY[key]
-        if obj_key in values:
-            raise MemoryFormatError(f"Duplicate memory frontmatter field in {source}.")
-        try:
-            values[obj_key] = _DECODER.decode(js_trim(line[colon + 1 :]))
-        except (ValueError, RecursionError):
-            raise MemoryFormatError(
-                f"Memory frontmatter field in {source} must use a JSON value."
-            ) from None
-    missing = [obj for _, obj in FIELDS if obj not in values]
-    if missing:
-        raise MemoryFormatError(
-            f"Memory document {source} is missing fields: {', '.join(missing)}."
-        )
-    return values
-
-
-def _closing_marker(text: str, start: int) -> tuple[int, int] | None:
-    """(start, end) of the first match of ``_CLOSING`` in ``text`` from ``start``, found with
-    ``str.find`` (a few times faster than the pattern, which has no literal prefix to skip to):
-    a line ``---`` (after LF or CRLF) that ends the text or is followed by a line break."""
-    at = text.find("\n---", start)
-    while at >= 0:
-        after = at + 4
-        if after == len(text) or text[after] == "\n" or text.startswith("\r\n", after):
-            first = at - 1 if at > start and text[at - 1] == "\r" else at
-            return first, after
-        at = text.find("\n---", at + 1)
-    return None
-
-
-def parse_memory_document(text: str, source: str = "<memory>") -> dict[str, Any]:
-    """Parse ``ecc.memory.v1`` text into a normalized memory.
-
-    Raises only :class:`MemoryFormatError`; ``source`` names the document in messages.
-    """
-    if not isinstance(text, str) or not (text.startswith("---\n") or text.startswith("---\r\n")):
-        raise MemoryFormatError(f"Memory document {source} must start with --- frontmatter.")
-    if utf8_length(text) > MAX_DOCUMENT_BYTES:
-        raise MemoryFormatError(f"Memory document {source} is too large.")
-    start = 4 if text.startswith("---\n") else 5
-    closing = _closing_marker(text, start)
-    if closing is None:
-        raise MemoryFormatError(f"Memory document {source} has no closing frontmatter marker.")
-    values = _common_frontmatter(text, start, closing[0])
-    if values is None:
-        values = _frontmatter(text[start : closing[0]], source)
-    body = text[closing[1] :]
-    if body.startswith("\r\n"):
-        body = body[2:]
-    elif body.startswith("\n"):
-        body = body[1:]
-    if body.endswith("\r\n"):
-        body = body[:-2]
-    elif body.endswith("\n"):
-        body = body[:-1]
-    values["body"] = body
-    return normalize_memory(values)
 
 
 def now_timestamp() -> str:

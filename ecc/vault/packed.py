@@ -63,7 +63,8 @@ class _Texts:
     @property
     def summary(self) -> str:
         if self._summary is None:
-            from ecc.vault.format import compact_json, parse_memory_document, summary
+            from ecc.vault.format import compact_json, summary
+            from ecc.vault.parse import parse_memory_document
 
             self._summary = compact_json(summary(parse_memory_document(self.text)))
         return self._summary

@@ -17,10 +17,10 @@ from ecc.vault.format import (
     MAX_DOCUMENT_BYTES,
     MemoryFormatError,
     id_sort_key,
-    parse_memory_document,
     well_formed,
 )
 from ecc.vault.index import COLUMNS
+from ecc.vault.parse import parse_memory_document
 from ecc.vault.secrets import find_secrets_in_memory, may_hold_secret
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing on the hot path

@@ -16,7 +16,8 @@ import jsonschema
 import pytest
 
 from ecc.runtime.terminal import sanitize
-from ecc.vault.format import normalize_memory, parse_memory_document, serialize_memory_document
+from ecc.vault.format import normalize_memory, serialize_memory_document
+from ecc.vault.parse import parse_memory_document
 from tests.conftest import REPO, run_ecc
 from tests.vault.conftest import full_memory
 

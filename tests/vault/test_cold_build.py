@@ -18,13 +18,25 @@ from hypothesis import strategies as st
 
 from ecc.vault import format as memory_format
 from ecc.vault import index as index_module
+from ecc.vault import parse as memory_parse
 from ecc.vault import ranking, unicode17
 from ecc.vault import secrets as secrets_module
-from ecc.vault.format import MemoryFormatError, parse_memory_document, serialize_memory_document
+from ecc.vault.format import MemoryFormatError, serialize_memory_document
+from ecc.vault.parse import parse_memory_document
 from tests.vault.conftest import full_memory
 
 CANONICAL = serialize_memory_document(
     full_memory(title='Auth "migration" é', tags=["auth", "db"], body="Line one\n\n  two ✓")
+)
+# the shape the one-pattern shortcut takes: a title without escapes, plain arrays
+PLAIN = serialize_memory_document(
+    full_memory(
+        title="Auth migration é\u3000x",
+        targetHarnesses=["claude", "codex"],
+        tags=["auth", "db"],
+        links=["mem_20260726_aaaa"],
+        body="Line one\n\n  two ✓",
+    )
 )
 
 # Edits that keep, bend or break the frontmatter: each is (old, new) applied once.
@@ -68,19 +80,70 @@ def _outcome(parse, text: str) -> str:
         return f"error: {exc}"
 
 
+# Edits of PLAIN's values that its shortcut must refuse or take exactly as normalize does.
+PLAIN_EDITS = [
+    ('title: "Auth', 'title: " Auth'),
+    ('title: "Auth', 'title: "\u3000Auth'),
+    ('title: "Auth', 'title: "\x7fAuth'),
+    ('title: "Auth', 'title: "\u202eAuth'),
+    ('title: "Auth', 'title: "' + "a" * 200),
+    ('title: "Auth migration é\u3000x"', 'title: ""'),
+    ('title: "Auth migration é\u3000x"', 'title: "\u3000"'),
+    ('title: "Auth', 'title: "\\"Auth'),
+    ('["claude","codex"]', "[]"),
+    ('["claude","codex"]', '["claude","claude"]'),
+    ('["claude","codex"]', "[" + ",".join(f'"h{n}"' for n in range(33)) + "]"),
+    ('["auth","db"]', '["auth","auth"]'),
+    ('["auth","db"]', "[" + ",".join(f'"t{n}"' for n in range(33)) + "]"),
+    ('["auth","db"]', '["Auth"]'),
+    ('["auth","db"]', '["' + "a" * 65 + '"]'),
+    ('["mem_20260726_aaaa"]', '["mem_20260726_aaaa","mem_20260726_aaaa"]'),
+    ('["mem_20260726_aaaa"]', '["mem_x"]'),
+    ('source_harness: "claude"', 'source_harness: "-claude"'),
+    ('kind: "note"', 'kind: "notes"'),
+    ('status: "active"', 'status: "superseded"'),
+    ("2026-07-26T10:00:00.000Z", "2026-02-30T10:00:00.000Z"),
+    ("2026-07-26T10:00:00.000Z", "2024-02-29T23:59:59.999Z"),
+    ("2026-07-26T10:00:00.000Z", "2026-07-26T24:00:00.000Z"),
+    ("2026-07-26T10:00:00.000Z", "2026-07-26T10:60:00.000Z"),
+    ("2026-07-26T10:00:00.000Z", "0000-02-29T10:00:00.000Z"),
+    ('id: "mem_', 'id: "mem_-'),
+    ("two ✓", "two \x00"),
+    ("Line one\n\n  two ✓", " \u3000 "),
+]
+
+
 def _exact(text: str) -> dict:
     """The document through the line-by-line parser only."""
-    original = memory_format._common_frontmatter
-    memory_format._common_frontmatter = lambda *args: None
+    shortcuts = memory_parse._common_memory, memory_parse._common_frontmatter
+    memory_parse._common_memory = lambda *args: None
+    memory_parse._common_frontmatter = lambda *args: None
     try:
         return parse_memory_document(text, "doc.md")
     finally:
-        memory_format._common_frontmatter = original
+        memory_parse._common_memory, memory_parse._common_frontmatter = shortcuts
 
 
 def test_the_common_shape_takes_the_shortcut() -> None:
     closing = CANONICAL.index("\n---\n", 4)
-    assert memory_format._common_frontmatter(CANONICAL, 4, closing) is not None
+    assert memory_parse._common_frontmatter(CANONICAL, 4, closing) is not None
+    closing = PLAIN.index("\n---\n", 4)
+    memory = memory_parse._common_memory(PLAIN, 4, closing)
+    assert memory is not None and repr({**memory, "body": "Line one\n\n  two ✓"}) == repr(
+        _exact(PLAIN)
+    )
+    # an escape in the title is left to the JSON decoder
+    assert memory_parse._common_memory(CANONICAL, 4, CANONICAL.index("\n---\n", 4)) is None
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(PLAIN_EDITS + EDITS), min_size=1, max_size=3))
+def test_pattern_shortcut_and_exact_parser_agree(edits: list[tuple[str, str]]) -> None:
+    text = PLAIN
+    for old, new in edits:
+        text = text.replace(old, new, 1)
+    fast = _outcome(lambda doc: parse_memory_document(doc, "doc.md"), text)
+    assert fast == _outcome(_exact, text)
 
 
 @settings(max_examples=300, deadline=None)
@@ -102,10 +165,11 @@ def test_shortcut_and_exact_parser_agree(edits: list[tuple[str, str]]) -> None:
 )
 def test_shortcut_and_exact_parser_agree_on_noise(noise: str, field: str) -> None:
     marker = {"title": 'title: "', "tags": "tags: [", "body": "\n---\n\n"}[field]
-    at = CANONICAL.index(marker) + len(marker)
-    text = CANONICAL[:at] + noise + CANONICAL[at:]
-    fast = _outcome(lambda doc: parse_memory_document(doc, "doc.md"), text)
-    assert fast == _outcome(_exact, text)
+    for document in (CANONICAL, PLAIN):
+        at = document.index(marker) + len(marker)
+        text = document[:at] + noise + document[at:]
+        fast = _outcome(lambda doc: parse_memory_document(doc, "doc.md"), text)
+        assert fast == _outcome(_exact, text)
 
 
 # Pieces that make or nearly make secret shapes, raw and after JSON escaping ("\n" + "pm_...").
@@ -296,10 +360,12 @@ def _instant_by_datetime(text: str) -> bool:
     """The plain check the timestamp validator shortcuts: the calendar of a datetime."""
     from datetime import datetime
 
-    match = memory_format.TIMESTAMP_RE.fullmatch(text)
-    if match is None:
+    if memory_format.TIMESTAMP_RE.fullmatch(text) is None:
         return False
-    year, month, day, hour, minute, second, _ms = (int(part) for part in match.groups())
+    year, month, day, hour, minute, second = (
+        int(text[at : at + width])
+        for at, width in ((0, 4), (5, 2), (8, 2), (11, 2), (14, 2), (17, 2))
+    )
     try:
         datetime(year or 2000, month, day, hour, minute, second)
     except ValueError:
@@ -362,7 +428,7 @@ def test_the_markers_without_an_underscore_or_hyphen_are_the_plain_ones() -> Non
 
 
 def _closing_by_pattern(text: str, start: int) -> tuple[int, int] | None:
-    match = memory_format._CLOSING.search(text, start)
+    match = memory_parse._CLOSING.search(text, start)
     return None if match is None else (match.start(), match.end())
 
 
@@ -370,7 +436,7 @@ def _closing_by_pattern(text: str, start: int) -> tuple[int, int] | None:
 @given(st.text(alphabet=st.sampled_from(list("-\r\nx ")), max_size=40), st.integers(0, 6))
 def test_closing_marker_search_agrees_with_the_pattern(text: str, start: int) -> None:
     start = min(start, len(text))
-    assert memory_format._closing_marker(text, start) == _closing_by_pattern(text, start)
+    assert memory_parse._closing_marker(text, start) == _closing_by_pattern(text, start)
 
 
 def test_closing_marker_search_on_edge_cases() -> None:
@@ -379,4 +445,4 @@ def test_closing_marker_search_on_edge_cases() -> None:
         ("---\nx\n---y\n---\n", 4), ("---\n\r\n---\rz", 4), ("---\n\n---", 5), ("---\n---\n", 3),
         ("\r\n---", 1),
     ):  # fmt: skip
-        assert memory_format._closing_marker(text, start) == _closing_by_pattern(text, start), text
+        assert memory_parse._closing_marker(text, start) == _closing_by_pattern(text, start), text

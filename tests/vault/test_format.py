@@ -12,10 +12,10 @@ from ecc.vault.format import (
     js_trim,
     new_memory_id,
     normalize_memory,
-    parse_memory_document,
     serialize_memory_document,
     utf16_length,
 )
+from ecc.vault.parse import parse_memory_document
 from tests.vault.conftest import full_memory
 
 REFERENCE_DOCUMENT = (

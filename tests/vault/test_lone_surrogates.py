@@ -10,7 +10,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from ecc.vault.format import parse_memory_document, serialize_memory_document
+from ecc.vault.format import serialize_memory_document
+from ecc.vault.parse import parse_memory_document
 from tests.conftest import run_ecc
 from tests.vault.conftest import full_memory
 

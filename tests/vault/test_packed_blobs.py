@@ -15,10 +15,10 @@ from ecc.vault import packed
 from ecc.vault.format import (
     MemoryFormatError,
     escape_surrogates,
-    parse_memory_document,
     serialize_memory_document,
     summary,
 )
+from ecc.vault.parse import parse_memory_document
 from tests.vault.conftest import full_memory
 
 
