@@ -70,6 +70,7 @@ class Inbox:
         self.output: deque[Any] = deque()
         self.limit = limit
         self.closed = False  # the writer has ended: a call would never be answered
+        self.ending = False  # the writer is to end: a wait returns at once
 
     def put_call(self, op: Any) -> bool:
         with self.ready:
@@ -125,12 +126,19 @@ class Inbox:
         return items, False
 
     def wait(self, timeout: float, calls_only: bool = False) -> None:
-        """Until there is work (a call, with ``calls_only``) or ``timeout`` seconds pass."""
+        """Until there is work (a call, with ``calls_only``), the writer is to end, or
+        ``timeout`` seconds pass."""
         with self.ready:
-            self.ready.wait_for(lambda: self.calls or (self.output and not calls_only), timeout)
+            self.ready.wait_for(
+                lambda: self.ending or self.calls or (self.output and not calls_only), timeout
+            )
 
-    def wake(self) -> None:
+    def end(self) -> None:
+        """Wake the writer, and keep it from waiting again: it is to end. (A notify alone was
+        lost on a wait whose condition still held no work: an idle writer took its whole
+        5 s safety net to end, and every runner as long to exit after its session's end.)"""
         with self.ready:
+            self.ending = True
             self.ready.notify_all()
 
 
@@ -206,7 +214,7 @@ class Writer(threading.Thread):
     def close(self, timeout: float = 30.0) -> None:
         """Finish the calls already queued and end; output not yet stored stays in the spool."""
         self.closing.set()
-        self.inbox.wake()
+        self.inbox.end()
         if self.is_alive():
             self.join(timeout)
         if self.is_alive():

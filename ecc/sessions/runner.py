@@ -254,15 +254,14 @@ class Runner:
                 beat = writer.submit(lambda db: _beat(db, session.id), window=0.0)
                 beat.add_done_callback(lambda _: self.wake.set())
             if requested:
-                throttle.release(before_signal=True)  # a paused group must take its signals
-                return self._stop(session, proc.pid, writer)
+                return self._stop(session, proc.pid, writer, throttle)
         return ""
 
     def _wait_exit(self, proc: subprocess.Popen[bytes]) -> None:
         proc.wait()
         self.wake.set()
 
-    def _stop(self, session: Session, pgid: int, writer: Writer) -> str:
+    def _stop(self, session: Session, pgid: int, writer: Writer, throttle: Throttle) -> str:
         fresh = writer.call(lambda db: db.get_session(session.id))
         grace = fresh.stop_grace if fresh and fresh.stop_grace is not None else None
         grace = self.config.stop_grace_secs if grace is None else grace
@@ -273,6 +272,10 @@ class Runner:
                 f"stop requested: SIGTERM to process group {pgid}, grace {grace:g}s",
             )
         )
+        # Back-pressure holds until the signal goes: released before the two calls above, a
+        # flood ran free once a busy store kept them waiting past the release's own wait
+        # (SIGNAL_WAIT_SECS), and the stop then waited for all it had printed to be stored.
+        throttle.release(before_signal=True)  # a paused group must take its signals
         return procs.terminate_group(pgid, grace) or "SIGTERM"
 
     def _finish(

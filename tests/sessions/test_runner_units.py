@@ -140,3 +140,27 @@ def test_runner_reads_the_cached_config_view_not_pydantic(tmp_path: Path, store:
     final = store.get_session(session.id)
     assert final is not None and final.state == State.COMPLETED
     assert [row["line"] for row in store.read_output(session.id)] == ["hi"]
+
+
+def test_an_idle_writer_ends_when_closed_not_at_its_safety_timeout(tmp_path: Path) -> None:
+    """Closing wakes an idle store writer for good: it used to sleep on through the wake-up
+    (no work had come) until its 5 s safety net, and every runner waited as long to exit."""
+    from ecc.sessions.capture import Writer
+
+    store = SqliteStore(tmp_path / "ecc.db")
+    session = store.insert_session(
+        "s1", task="t", harness="h", state=State.PENDING, reason="created",
+        project_dir="/", working_dir="/",
+    )  # fmt: skip
+    writer = Writer(store.reopen, session, None, 1, {}, 0, retry_secs=1.0)
+    writer.start()
+    try:
+        assert writer.call(lambda db: db.get_session("s1")).id == "s1"  # then it waits, idle
+        writer.close(timeout=2.0)
+        assert not writer.is_alive()
+        # and a call after the end is refused at once, never left unanswered
+        future = writer.submit(lambda db: db.get_session("s1"))
+        assert future.exception(timeout=1.0) is not None
+    finally:
+        writer.close()
+        store.close()
