@@ -30,6 +30,7 @@ from ecc.vault.format import (
     TIMESTAMP_RE,
     LazyPattern,
     MemoryFormatError,
+    as_array,
     as_body,
     as_non_empty_string,
     js_trim,
@@ -123,13 +124,10 @@ def _shape_of_common_memory() -> str:
 _COMMON_MEMORY = LazyPattern(_shape_of_common_memory(), re.ASCII)
 
 
-def _array(text: str | None, most: int) -> list[str] | None:
-    """A matched array of plain strings as :func:`as_array` keeps it, or None for one it
-    refuses (too many values, a repeat)."""
-    if text is None:
-        return []
-    values = text[1:-1].split('","')
-    return values if len(values) <= most and len(set(values)) == len(values) else None
+def _array(text: str | None, label: str, most: int) -> list[str]:
+    """A matched array of plain strings (its values already valid) through :func:`as_array`,
+    which refuses too many values and a repeat."""
+    return as_array(text[1:-1].split('","') if text else [], label, most, str)
 
 
 def _common_memory(text: str, start: int, end: int) -> dict[str, Any] | None:
@@ -148,16 +146,16 @@ def _common_memory(text: str, start: int, end: int) -> dict[str, Any] | None:
     memory_id, title, kind, scope, trust, status, source, targets, tags, links, created, updated = (
         match.groups()
     )
-    target_list = _array(targets, MAX_TARGET_HARNESSES)
-    tag_list = _array(tags, MAX_TAGS)
-    link_list = _array(links, MAX_LINKS)
-    if not target_list or tag_list is None or link_list is None:
-        return None
     if not (valid_instant(created) and valid_instant(updated)):
         return None
     try:
+        target_list = _array(targets, "target harnesses", MAX_TARGET_HARNESSES)
+        tag_list = _array(tags, "tags", MAX_TAGS)
+        link_list = _array(links, "links", MAX_LINKS)
         title = as_non_empty_string(title, "memory title", MAX_TITLE_CHARS)
     except MemoryFormatError:
+        return None
+    if not target_list:
         return None
     return {  # normalize_memory's keys, in its order
         "schema": MEMORY_SCHEMA_VERSION,
