@@ -242,3 +242,49 @@ def test_safe_reader_reads_a_small_file_at_once_and_a_grown_one_whole(
 
     monkeypatch.setattr(os, "fstat", stale)
     assert safefs.read_regular_text_file(grown, 4 * chunk, "doc") == text
+
+
+def _swapping_open(monkeypatch: pytest.MonkeyPatch, path: Path, other: Path) -> None:
+    """``os.open`` that puts ``other`` in ``path``'s place right after opening it."""
+    real_open = os.open
+
+    def opening(*args, **kwargs):
+        fd = real_open(*args, **kwargs)
+        os.replace(other, path)
+        return fd
+
+    monkeypatch.setattr(os, "open", opening)
+
+
+def test_a_path_must_still_name_the_file_it_opened(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A path's directories can change between the open and the read: the path is looked up
+    again, and a file swapped in meanwhile is refused."""
+    (tmp_path / "dir").mkdir()
+    path = tmp_path / "dir/doc.md"
+    path.write_text("opened")
+    (tmp_path / "other.md").write_text("swapped in")
+    _swapping_open(monkeypatch, path, tmp_path / "other.md")
+    with pytest.raises(EccError, match="must remain a regular, non-symlink file"):
+        safefs.read_regular_text_file(path, 100, "memory document")
+
+
+def test_a_name_in_a_held_directory_is_read_as_it_was_opened(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Relative to a held directory descriptor a single name's open is the whole lookup (no
+    directory on the way, no symlink followed): the file opened is read, not looked up again."""
+    (tmp_path / "doc.md").write_text("opened")
+    (tmp_path / "other.md").write_text("swapped in")
+    directory = os.open(tmp_path, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        (tmp_path / "link.md").symlink_to(tmp_path / "doc.md")
+        with pytest.raises(EccError, match="regular, non-symlink file"):
+            safefs.read_regular_text_file("link.md", 100, "memory document", dir_fd=directory)
+        _swapping_open(monkeypatch, tmp_path / "doc.md", tmp_path / "other.md")
+        text = safefs.read_regular_text_file("doc.md", 100, "memory document", dir_fd=directory)
+    finally:
+        os.close(directory)
+    assert text == "opened"
+    assert (tmp_path / "doc.md").read_text() == "swapped in"
