@@ -83,7 +83,7 @@ class SegmentBuilder:
                 if entry is None:
                     body[word] = entry = ([], [])
                 entry[0].append(slot)
-                entry[1].append(number if number < 255 else 255)
+                entry[1].append(number)  # at most 255 (``ranking.body_terms``)
         words = unicode17.words
         for field, column, split in (
             ("t", 5, words),
@@ -92,13 +92,17 @@ class SegmentBuilder:
             ("h", 4, _lines),
         ):
             holders = self.present[field]
+            distinct: dict[str, list[str]] = {}  # a text's words: the same texts come often
             for slot, row in active:
-                for word in set(split(row[column])):
-                    if word:
-                        slots = holders.get(word)
-                        if slots is None:
-                            holders[word] = slots = []
-                        slots.append(slot)
+                text = row[column]
+                found = distinct.get(text)
+                if found is None:
+                    found = distinct[text] = [word for word in set(split(text)) if word]
+                for word in found:
+                    slots = holders.get(word)
+                    if slots is None:
+                        holders[word] = slots = []
+                    slots.append(slot)
 
     def write(self, db: sqlite3.Connection) -> None:
         """Replace the index's segment with this one, in the caller's transaction."""

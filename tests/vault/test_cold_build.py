@@ -325,6 +325,33 @@ def test_an_index_of_another_layout_is_rebuilt_not_misread(
     assert version == index_module.INDEX_VERSION != "ecc-memory-index-2"
 
 
+def test_body_word_counts_are_kept_as_bytes_capped_at_255(
+    make_service, repo: Path, isolated_env
+) -> None:
+    """The segment keeps a word's count up to 255 (a score counts a token's occurrences up to
+    BODY_CAP): the counts are kept as bytes, and a word used more often ranks as before."""
+    words, counts = ranking.body_terms("migration " * 300 + "rollout rollout auth")
+    assert words == ("migration", "rollout", "auth")
+    assert counts == bytes([255, 2, 1])
+    notes = repo / ".ecc/memory/project/notes"
+    notes.mkdir(parents=True)
+    bodies = ["migration " * 300, "migration " * 4, "rollout migration"] + ["auth"] * 300
+    for n, body in enumerate(bodies):  # enough rows for the build to write a segment
+        memory = full_memory(id=f"mem_20260726_{n:020x}", title=f"Note {n}", body=body)
+        (notes / f"{memory['id']}.md").write_text(serialize_memory_document(memory))
+    expected = make_service(cache_dir=None).search("migration", scopes=["project"])
+    found = make_service().search("migration", scopes=["project"])  # scored from the segment
+    (path,) = (isolated_env / ".cache/ecc/memory-index").glob("*.sqlite3")
+    db = sqlite3.connect(path)
+    try:
+        assert db.execute("SELECT value FROM meta WHERE key = 'seg_size'").fetchone() == (303,)
+    finally:
+        db.close()
+    assert found == expected
+    # the phrase in the body (5) and the token's occurrences, up to 5
+    assert [result["score"] for result in found["results"]] == [10, 9, 6]
+
+
 @settings(max_examples=300, deadline=None)
 @given(st.text(alphabet=st.characters(max_codepoint=127), max_size=80))
 def test_ascii_term_counts_are_the_tokenizer_words(text: str) -> None:
