@@ -38,12 +38,14 @@ _compressobj: Any = None  # isal's, imported by the first pack: a warm search ne
 
 def pack(text: str, body: str) -> bytes:
     """The blob of one valid document: its ``text`` as read and its parsed ``body``, which
-    ends the text but for white space (so its last occurrence in it is the body)."""
+    ends the text but for white space (any of its occurrences in the text gives it back)."""
     global _compressobj
     if _compressobj is None:
         from isal.isal_zlib import compressobj as _compressobj
-    start = text.rfind(body)
-    assert start >= 0, "the body is not in the text"
+    start = len(text) - len(body) - 1  # where a written document's body is: before its "\n"
+    if start < 0 or not text.startswith(body, start):
+        start = text.rfind(body)  # any occurrence holds the same text
+        assert start >= 0, "the body is not in the text"
     deflate = _compressobj(
         _PACK_LEVEL, zlib.DEFLATED, _WBITS, 8, zlib.Z_DEFAULT_STRATEGY, _DICTIONARY
     )

@@ -8,6 +8,7 @@ import json
 import random
 import zlib
 
+import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
@@ -79,3 +80,14 @@ def test_bodies_larger_than_the_window_round_trip_at_about_the_same_size() -> No
         blob = packed.pack(text, body)
         assert packed.unpack(blob) == (_summary_json(text), body)
         assert len(blob) <= len(_zlib_pack(text, body)) * 1.1
+
+
+@pytest.mark.parametrize("tail", ["\n", "", "\n\n \t\n", "  \n"])
+@pytest.mark.parametrize("body", ["migration\n\nrollout", "x", "Title"])
+def test_a_body_comes_back_whatever_white_space_follows_it(tail: str, body: str) -> None:
+    """The blob records where the body is: just before a written document's last newline, or
+    else wherever it occurs (a body also in the title gives the same text back)."""
+    written = serialize_memory_document(full_memory(title="Title", body=body))
+    text = written.removesuffix("\n") + tail
+    parsed = parse_memory_document(text)["body"]
+    assert packed.unpack(packed.pack(text, parsed)) == (_summary_json(text), parsed)
