@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import sqlite3
 import tempfile
 from pathlib import Path
 
@@ -20,6 +21,7 @@ from hypothesis import strategies as st
 import ecc_plugins.files_backend as files_backend
 from ecc.vault.backend import load_backend
 from ecc.vault.format import serialize_memory_document
+from ecc.vault.loading import listing_digest
 from ecc.vault.roots import resolve_vault_roots
 from ecc.vault.service import VaultService
 from tests.conftest import git
@@ -167,3 +169,58 @@ def test_doctor_lists_duplicates_and_broken_links_in_load_order(make_service, re
     codex = make_service().doctor(target_harness="codex")
     assert (codex["memoryCount"], codex["brokenLinkCount"]) == (2, 0)
     assert [item["id"] for item in codex["duplicateIds"]] == [second]
+
+
+def _project_index(isolated_env: Path) -> Path:
+    for path in (isolated_env / ".cache/ecc/memory-index").glob("*.sqlite3"):
+        db = sqlite3.connect(path)
+        try:
+            (root,) = db.execute("SELECT value FROM meta WHERE key = 'root'").fetchone()
+        finally:
+            db.close()
+        if root.endswith("/.ecc/memory/project"):
+            return path
+    raise AssertionError("no index of the project scope")
+
+
+def _meta_scan(isolated_env: Path) -> object:
+    db = sqlite3.connect(_project_index(isolated_env))
+    try:
+        return db.execute("SELECT value FROM meta WHERE key = 'scan'").fetchone()[0]
+    finally:
+        db.close()
+
+
+def test_the_index_keeps_the_listings_digest_and_settles_an_older_index_without_reading(
+    make_service, repo: Path, isolated_env: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The settled listing (every rel and stamp) is kept as its digest, not whole; an index
+    that kept it whole (before) is settled again from its rows, reading no file."""
+    monkeypatch.setattr(files_backend, "RACY_WINDOW_NS", -(10**12))  # stamps to trust
+    root = repo / ".ecc/memory/project"
+    for n, word in enumerate(WORDS):
+        _write(root, n, word)
+    expected = _outcome(make_service())
+    store = files_backend.FilesStore(resolve_vault_roots(repo, None, dict(os.environ)))
+    try:
+        listing = "\n".join(map("\t".join, store.scan("project", 1000).documents))
+    finally:
+        store.close()
+    assert listing.count("\t") == len(WORDS)
+    assert _meta_scan(isolated_env) == listing_digest(listing)
+    assert len(listing_digest(listing)) == 40
+    db = sqlite3.connect(_project_index(isolated_env))
+    with db:
+        db.execute("UPDATE meta SET value = ? WHERE key = 'scan'", (listing,))
+    db.close()
+    reads: list[str] = []
+    real_read = files_backend.FilesStore.read
+
+    def counting(self, scope: str, rel: str, max_bytes: int) -> str:
+        reads.append(rel)
+        return real_read(self, scope, rel, max_bytes)
+
+    monkeypatch.setattr(files_backend.FilesStore, "read", counting)
+    assert _outcome(make_service()) == expected
+    assert reads == []
+    assert _meta_scan(isolated_env) == listing_digest(listing)
