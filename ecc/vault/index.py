@@ -94,6 +94,7 @@ class ScopeIndex:
     def __init__(self, cache_dir: Path | None, key: str) -> None:
         self.key = key
         self.persistent = False
+        self.path: Path | None = None  # the file of a persistent index
         self.db: sqlite3.Connection | None = None
         # docid -> the body's words and counts (``ranking.body_terms``), of rows this process
         # inserted: the segment build takes them instead of reading every body back (a docid
@@ -105,6 +106,7 @@ class ScopeIndex:
                 try:
                     self.db = self._open(path)
                     self.persistent = True
+                    self.path = path
                     break
                 except (sqlite3.Error, OSError):
                     self._discard(path)
@@ -196,6 +198,30 @@ class ScopeIndex:
             writer.finish(deletions, meta)
         finally:
             writer.abort()
+
+    def defer_checkpoints(self) -> bool:
+        """Let this connection's commits leave the WAL to :meth:`checkpoint`, to be run beside
+        other work: copying a cold build's WAL into the database and syncing both took 0.33 s
+        after the commit of 35,000 memories (0.06 s without). Whether there is a WAL to defer."""
+        if self.db is None or not self.persistent:
+            return False
+        self.db.execute("PRAGMA wal_autocheckpoint=0")
+        return True
+
+    def checkpoint(self) -> None:
+        """Copy the committed WAL into the database, on a connection of its own: another thread
+        can run it while this one reads the index. Speed alone is at stake (the last connection
+        to close checkpoints anyway), so a failure is ignored."""
+        if self.path is None:
+            return
+        try:
+            db = sqlite3.connect(str(self.path), timeout=10, isolation_level=None)
+            try:
+                db.execute("PRAGMA wal_checkpoint(PASSIVE)")
+            finally:
+                db.close()
+        except sqlite3.Error:
+            pass
 
     def query(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> list[tuple[Any, ...]]:
         assert self.db is not None
@@ -340,3 +366,47 @@ class RowWriter:
                 self.db.execute("ROLLBACK")
             except sqlite3.Error:
                 pass  # rolled back already (a failed statement can end the transaction)
+
+
+class Checkpoints:
+    """The WAL checkpoints a load's writes left (:meth:`ScopeIndex.defer_checkpoints`), run on
+    a thread beside the load's later work (the next scope's build, the search) and waited for
+    before its indexes close. A thread must not start while forked workers may still be
+    started (``rowbuild``): :meth:`start` is called once they are, and :meth:`settle` before
+    the next build."""
+
+    def __init__(self) -> None:
+        self.waiting: list[ScopeIndex] = []
+        self.thread: Any = None  # threading.Thread, imported only when one starts
+
+    def add(self, index: ScopeIndex) -> None:
+        self.waiting.append(index)
+
+    def start(self) -> None:
+        """Start the waiting checkpoints on a thread (after the one running, if any)."""
+        if not self.waiting:
+            return
+        import threading
+
+        indexes, self.waiting = self.waiting, []
+        previous = self.thread
+
+        def run() -> None:
+            if previous is not None:
+                previous.join()
+            for index in indexes:
+                index.checkpoint()
+
+        self.thread = threading.Thread(target=run, name="ecc-index-checkpoint", daemon=True)
+        self.thread.start()
+
+    def settle(self) -> None:
+        """Wait for the running checkpoints (not the waiting ones), so a build can fork."""
+        if self.thread is not None:
+            self.thread.join()
+            self.thread = None
+
+    def finish(self) -> None:
+        """Run every checkpoint left and wait for them all."""
+        self.start()
+        self.settle()

@@ -22,7 +22,7 @@ from ecc.vault.format import (
     MemoryFormatError,
     as_enum,
 )
-from ecc.vault.index import RowWriter, ScopeIndex
+from ecc.vault.index import Checkpoints, RowWriter, ScopeIndex
 from ecc.vault.rowbuild import build_rows
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing on the hot path
@@ -134,6 +134,7 @@ class VaultLoad:
         self.temp_file_count = 0
         self.scanned_bytes = 0
         self.truncated = False
+        self.checkpoints = Checkpoints()  # of the indexes this load wrote
 
     def diagnostics(self) -> dict[str, Any]:
         return {
@@ -148,8 +149,11 @@ class VaultLoad:
         }
 
     def close(self) -> None:
-        for scope in self.scopes:
-            scope.index.close()
+        try:
+            self.checkpoints.finish()
+        finally:
+            for scope in self.scopes:
+                scope.index.close()
 
 
 def load_scopes(
@@ -193,6 +197,7 @@ def load_scopes(
                 index = ScopeIndex(None, key)  # the cache is unusable: work from memory
                 scope_load = _refresh(store, scope, scan, index, load, None)
             load.scopes.append(scope_load)
+        load.checkpoints.start()  # beside the search, or whatever the caller does next
     except BaseException:
         load.close()
         raise
@@ -288,14 +293,18 @@ def _refresh(
     # The rows go to the index as they come (one transaction, committed at the end): while it
     # waits for forked workers, the caller writes the rows it has instead of idling.
     writer = RowWriter(index)
+    checkpoints = load.checkpoints
+    checkpoints.settle()  # the build may fork workers: no thread may be running then
     # in walk order, as the loop below asks for them; forked workers help with many files of a
-    # backend with a local tree (``watch_root``), whose reads work in a forked child
+    # backend with a local tree (``watch_root``), whose reads work in a forked child. An earlier
+    # scope's checkpoint starts once they are forked, and runs beside the build.
     built = build_rows(
         store,
         scope,
         todo,
         parallel=getattr(store, "watch_root", None) is not None,
         idle=lambda: writer.flush(WRITE_BATCH),
+        forked=checkpoints.start,
     )
     try:
         try:
@@ -339,7 +348,10 @@ def _refresh(
             "scan_invalid": load.invalid_file_count - start_invalid,
             WATCH_META: watch if settled else None,
         }
+        deferred = index.defer_checkpoints()
         writer.finish(set(known) - set(scope_load.included), meta)
+        if deferred:
+            checkpoints.add(index)
     except sqlite3.Error:
         if not index.persistent:
             raise

@@ -135,18 +135,22 @@ def build_rows(
     *,
     parallel: bool,
     idle: Callable[[], bool] | None = None,
+    forked: Callable[[], None] | None = None,
 ) -> Generator[tuple[Any, ...], None, None]:
     """The rows of ``todo`` ((rel, stamp) pairs), in order, exactly as :func:`build_chunk` makes
     them. With ``parallel`` (a store whose reads work in a forked child) and at least
     ``PARALLEL_MIN`` files, forked workers build chunks beside the caller; a worker that fails
     leaves its chunks to the caller. While a worker's chunk is awaited, the caller first runs
     ``idle`` (its own work on the rows it has, such as writing them; it returns whether it did
-    any), and builds a later chunk itself only when there was none. Close the iterator when
-    stopping early."""
+    any), and builds a later chunk itself only when there was none. ``forked`` is called once
+    the workers are started, or when none will be (the caller may start threads then). Close
+    the iterator when stopping early."""
     workers = _worker_count(len(todo)) if parallel else 0
     if workers:
-        yield from _forked_rows(store, scope, todo, workers, idle or _nothing)
+        yield from _forked_rows(store, scope, todo, workers, idle or _nothing, forked)
     else:
+        if forked is not None:
+            forked()
         for at in range(0, len(todo), CHUNK):
             yield from build_chunk(store, scope, todo[at : at + CHUNK])
 
@@ -208,6 +212,7 @@ def _forked_rows(
     todo: Sequence[tuple[str, str]],
     workers: int,
     idle: Callable[[], bool],
+    forked: Callable[[], None] | None,
 ) -> Generator[tuple[Any, ...], None, None]:
     """Chunks are handed out in order, a window of them ahead of the one the caller needs (so
     stopping early wastes little and memory stays bounded). While that chunk's worker is not
@@ -223,6 +228,8 @@ def _forked_rows(
     _job = (store, scope, todo, bounds)
     crew = Crew.start(workers, _sent_chunk)
     try:
+        if forked is not None:
+            forked()
         for number in range(len(bounds)):
             rows = mine.pop(number, None)
             if rows is None and crew is not None and number in crew.results:
