@@ -57,7 +57,7 @@ def listing_digest(listing: str) -> str:
     listing, which made a tenth of the index (3.6 MB at 35,000 files) and was written with
     every refresh. The built-in module where there is one: ``hashlib`` loads OpenSSL."""
     try:
-        from _blake2 import blake2b  # type: ignore[import-not-found]  # CPython
+        from _blake2 import blake2b  # CPython
     except ImportError:
         from hashlib import blake2b
     return str(blake2b(listing.encode("utf-8", "surrogateescape"), digest_size=20).hexdigest())
