@@ -214,8 +214,10 @@ class ScopeIndex:
         to close checkpoints anyway), so a failure is ignored."""
         if self.path is None:
             return
-        try:
-            db = sqlite3.connect(str(self.path), timeout=10, isolation_level=None)
+        try:  # read-write, never created: a cache removed meanwhile stays removed
+            db = sqlite3.connect(
+                f"{self.path.as_uri()}?mode=rw", uri=True, timeout=10, isolation_level=None
+            )
             try:
                 db.execute("PRAGMA wal_checkpoint(PASSIVE)")
             finally:

@@ -169,3 +169,16 @@ def test_each_scope_of_a_cold_build_forks_and_the_checkpoints_run_on_a_thread_be
     assert sorted(_docs_in_database_file(path, isolated_env) for path in indexes) == [200, 200, 300]
     assert not list((isolated_env / ".cache/ecc/memory-index").glob("*-wal"))
     assert make_service().search(QUERY, scopes=scopes) == expected  # warm, from those files
+
+
+def test_a_checkpoint_of_an_index_removed_meanwhile_creates_nothing(tmp_path: Path) -> None:
+    index = ScopeIndex(tmp_path / "cache dir", "files\0/vault/project")
+    try:
+        assert index.defer_checkpoints() and index.path is not None
+        index.apply(_rows(10), [])
+        for path in index.path.parent.iterdir():
+            path.unlink()
+        index.checkpoint()  # no error, and no empty database in its place
+        assert list(index.path.parent.iterdir()) == []
+    finally:
+        index.close()
