@@ -32,7 +32,7 @@ class Records:
 
         def _exec(self, sql: str, params: Sequence[Any] = ()) -> int: ...
 
-        def _executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> None: ...
+        def _insert_output(self, rows: Sequence[tuple[str, int, str, str, str]]) -> None: ...
 
         def _serialise(self, name: str) -> None: ...
 
@@ -43,10 +43,7 @@ class Records:
         if not rows:
             return
         with self.transaction():
-            self._executemany(
-                "INSERT INTO output (session_id, seq, stream, ts, line) VALUES (?, ?, ?, ?, ?)",
-                [(session_id, *row) for row in rows],
-            )
+            self._insert_output([(session_id, *row) for row in rows])
 
     def max_seq(self, session_id: str) -> int:
         row = self._one("SELECT MAX(seq) AS m FROM output WHERE session_id = ?", (session_id,))

@@ -31,6 +31,9 @@ if TYPE_CHECKING:
     from typing import Any
 
 BUSY_TIMEOUT_SECS = 10.0
+ROWS_PER_INSERT = 100  # output rows a statement: 500 parameters, under any SQLite's limit (999)
+_INSERT_OUTPUT = "INSERT INTO output (session_id, seq, stream, ts, line) VALUES "
+_INSERT_OUTPUT_ROWS = _INSERT_OUTPUT + ", ".join(["(?, ?, ?, ?, ?)"] * ROWS_PER_INSERT)
 
 
 class SqliteStore(Store):
@@ -94,6 +97,23 @@ class SqliteStore(Store):
 
     def _executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
         self.conn.executemany(sql, rows)
+
+    def _insert_output(self, rows: Sequence[tuple[str, int, str, str, str]]) -> None:
+        """Output rows :data:`ROWS_PER_INSERT` a statement, the rest one a statement. SQLite
+        inserts them alike, in order, but the driver binds, steps and resets a statement once
+        for a hundred rows instead of once a row: the runner's writer spent most of a flood's
+        capture there (1,000,000 lines: 2.9-3.3 s against 3.9-5.1 s in-process)."""
+        whole = len(rows) - len(rows) % ROWS_PER_INSERT
+        if whole:
+            self.conn.executemany(
+                _INSERT_OUTPUT_ROWS,
+                [
+                    [value for row in rows[start : start + ROWS_PER_INSERT] for value in row]
+                    for start in range(0, whole, ROWS_PER_INSERT)
+                ],
+            )
+        if whole < len(rows):
+            super()._insert_output(rows[whole:])
 
     def _serialise(self, name: str) -> None:
         """Nothing to take: the write lock ``BEGIN IMMEDIATE`` took serialises every writer."""

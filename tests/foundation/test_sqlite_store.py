@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 
 from ecc.runtime import paths
-from ecc.store.models import iso, now_iso, parse_iso
+from ecc.store.models import State, iso, now_iso, parse_iso
 from ecc.store.open import default_path, open_store
-from ecc.store.sqlite import SqliteStore
+from ecc.store.sqlite import ROWS_PER_INSERT, SqliteStore
 
 
 def _values(database: Path) -> list[int]:
@@ -97,3 +97,33 @@ def test_now_is_stamped_in_the_one_time_format() -> None:
     moment = parse_iso(stamp)
     assert moment is not None and iso(moment) == stamp
     assert before.replace(microsecond=before.microsecond // 1000 * 1000) <= moment <= after
+
+
+@pytest.mark.parametrize("count", [0, 1, 99, 100, 101, 250, 5000])
+def test_output_rows_are_stored_in_order_a_hundred_a_statement(tmp_path: Path, count: int) -> None:
+    """A batch of captured lines goes in :data:`ROWS_PER_INSERT` rows a statement (the driver's
+    per-statement work was most of a flood's capture), stored exactly, in order, whatever the
+    batch's size against that group."""
+    store = SqliteStore(tmp_path / "s.db")
+    store.insert_session(
+        "s1", task="t", harness="shell", state=State.PENDING, reason="c", project_dir="/",
+        working_dir="/",
+    )  # fmt: skip
+    rows = [
+        (seq, "stderr" if seq % 7 == 0 else "stdout", f"2026-01-01T00:00:{seq % 60:02d}.000Z",
+         f"line {seq} ✓" if seq % 3 else "")
+        for seq in range(1, count + 1)
+    ]  # fmt: skip
+    inserts: list[str] = []
+    store.conn.set_trace_callback(
+        lambda sql: inserts.append(sql) if sql.startswith("INSERT INTO output") else None
+    )
+    store.append_output("s1", rows)
+    store.conn.set_trace_callback(None)
+    stored = store.read_output("s1")
+    assert [(r["seq"], r["stream"], r["ts"], r["line"]) for r in stored] == rows
+    order = store.conn.execute("SELECT seq FROM output ORDER BY rowid").fetchall()
+    assert [row[0] for row in order] == list(range(1, count + 1))
+    whole, rest = divmod(count, ROWS_PER_INSERT)
+    assert len(inserts) == whole + rest
+    store.close()
