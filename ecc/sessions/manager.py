@@ -193,7 +193,9 @@ def stop(
     wait: float | None = None,
 ) -> Session:
     """Stop a session: the store flag, a nudge to its runner, and (if the runner is gone) the
-    kill of the harness's process group here. Never touches the worktree or its branch."""
+    kill of the harness's process group here. Never touches the worktree or its branch.
+    ``wait`` (default: the grace and 10 s) bounds the wait for a local runner to end the
+    harness; one that has, and is still storing its output, is waited for as it stores."""
     if session.state in TERMINAL:
         raise EccError(f"session {session.id} is already {session.state.value}")
     grace = config.stop_grace_secs if grace is None else grace
@@ -218,6 +220,9 @@ def stop(
             time.sleep(0.05)
         if not executor.is_local(session):
             return _reload(store, session.id)
+        current = _storing_runner(store, session.id, config)
+        if current.state in TERMINAL:
+            return current
     # The runner is gone (or did not react): end the process group ourselves.
     current = _reload(store, session.id)
     how = ""
@@ -231,6 +236,26 @@ def stop(
     reason = "stopped on request" + (f" ({how} by ecc stop; runner absent)" if how else "")
     _record_stop(store, session.id, reason, config)
     return _reload(store, session.id)
+
+
+def _storing_runner(store: Store, session_id: str, config: Config) -> Session:
+    """The session once its runner records the end, while that runner lives and its harness's
+    group is gone: the runner took the stop and is storing what the harness printed before it,
+    which a loaded store can take longer than the wait for the record (a flood's backlog on a
+    busy PostgreSQL). Its record, not a second one of ours, ends the session, within the bound
+    the runner itself gives that output."""
+    from ecc.sessions.runoutput import output_wait_secs
+
+    bound = time.monotonic() + output_wait_secs(config)
+    while True:
+        current = _reload(store, session_id)
+        if current.state in TERMINAL or time.monotonic() >= bound:
+            return current
+        if not procs.alive(current.runner_pid, current.runner_token):
+            return current
+        if current.harness_pgid and procs.group_alive(current.harness_pgid):
+            return current  # the runner did not end the harness: we do
+        time.sleep(0.05)
 
 
 def _record_stop(store: Store, session_id: str, reason: str, config: Config) -> None:

@@ -87,7 +87,7 @@ class RunOutput:
         self._end_leftover_processes(group, stopping)
         self.reader.finish()
         writer = self.writer
-        writer.output_done.wait(timeout=float(self.config.store_retry_secs) + 60.0)
+        writer.output_done.wait(timeout=output_wait_secs(self.config))
         notes = []
         if self.reader.truncated:
             notes.append(("output", f"{self.reader.truncated} over-long line(s) truncated"))
@@ -150,3 +150,10 @@ class RunOutput:
                 self.writer.call(lambda db: db.add_event(sid, "cleanup", note), 0.0)
         elif procs.group_alive(group):
             procs.terminate_group(group, grace)
+
+
+def output_wait_secs(config: Any) -> float:
+    """How long a run's end waits for the store to take the rest of its output (a failing
+    store is tried for ``store_retry_secs``): the runner's bound, and ``ecc stop``'s for a
+    runner that took the stop and is still storing."""
+    return float(config.store_retry_secs) + 60.0

@@ -10,6 +10,7 @@ import json
 import os
 import signal
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -21,7 +22,7 @@ from ecc.sessions.liveness import refresh_liveness
 from ecc.store.base import Store
 from ecc.store.models import State, iso_from_epoch
 from tests.conftest import run_ecc
-from tests.sessions.conftest import start, wait_state, wait_until, write_config
+from tests.sessions.conftest import start, store_target, wait_state, wait_until, write_config
 
 
 def _kill_runner(store: Store, sid: str) -> int:
@@ -246,3 +247,55 @@ def test_a_child_stopped_without_its_runner_tells_its_parent(store: Store) -> No
     assert stopped.state == State.STOPPED
     [message] = store.inbox(parent)
     assert message["kind"] == "child_result" and message["data"]["state"] == "stopped"
+
+
+STORING_RUNNER = """
+import os, signal, sys, time
+from ecc.store.models import State
+from ecc.store.open import open_store
+
+target, sid, storing = os.environ["STORE_TARGET"], sys.argv[1], float(sys.argv[2])
+asked = []
+signal.signal(signal.SIGTERM, lambda *_: asked.append(True))
+print("ready", flush=True)
+while not asked:
+    time.sleep(0.01)
+time.sleep(storing)  # its harness is gone; it stores what the harness printed before the stop
+with open_store(target) as store:
+    store.transition(sid, State.STOPPED, "stopped on request, recorded by its runner")
+"""
+
+
+def test_a_stop_waits_for_a_runner_still_storing_after_its_harness_ended(store: Store) -> None:
+    """``ecc stop`` waits the grace and 10 s for the runner to record the stop. A runner that has
+    ended its harness but is still storing the output printed before the stop (a flood's
+    backlog on a loaded store) is waited for: its record ends the session. Before, ecc stop
+    recorded the stop itself at that deadline (CI saw it at 11 s under a flood on PostgreSQL),
+    and the runner's record was refused ("not applied")."""
+    store.insert_session(
+        "storing1", task="t", harness="shell", state=State.QUEUED, reason="created",
+        project_dir="/tmp", working_dir="/tmp", executor="local",
+    )  # fmt: skip
+    runner = subprocess.Popen(
+        [sys.executable, "-c", STORING_RUNNER, "storing1", "2.5"],
+        env={**os.environ, "STORE_TARGET": str(store_target())},  # a URL is no argument
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert runner.stdout is not None and runner.stdout.readline() == "ready\n"
+        harness_group, _ = _dead_process()  # the harness and its group have ended
+        assert store.claim_runner("storing1", runner.pid, procs.hostname(), procs.token(runner.pid))
+        store.transition(
+            "storing1", State.RUNNING, "harness started", harness_pid=harness_group,
+            harness_pgid=harness_group,
+        )  # fmt: skip
+        session = store.get_session("storing1")
+        assert session is not None
+        stopped = manager.stop(store, session, get_config(), grace=0, wait=0.5)
+        assert stopped.state == State.STOPPED
+        assert stopped.reason == "stopped on request, recorded by its runner"
+        assert runner.wait(timeout=30) == 0  # its record was applied, not refused
+    finally:
+        runner.kill()
+        runner.wait()
