@@ -239,11 +239,11 @@ def stop(
 
 
 def _storing_runner(store: Store, session_id: str, config: Config) -> Session:
-    """The session once its runner records the end, while that runner lives and its harness's
-    group is gone: the runner took the stop and is storing what the harness printed before it,
-    which a loaded store can take longer than the wait for the record (a flood's backlog on a
-    busy PostgreSQL). Its record, not a second one of ours, ends the session, within the bound
-    the runner itself gives that output."""
+    """The session once its runner records the end, while that runner lives and the harness it
+    started has ended with its group: the runner took the stop and is storing what the harness
+    printed before it, which a loaded store can take longer than the wait for the record (a
+    flood's backlog on a busy PostgreSQL). Its record, not a second one of ours, ends the
+    session, within the bound the runner itself gives that output."""
     from ecc.sessions.runoutput import output_wait_secs
 
     bound = time.monotonic() + output_wait_secs(config)
@@ -253,8 +253,8 @@ def _storing_runner(store: Store, session_id: str, config: Config) -> Session:
             return current
         if not procs.alive(current.runner_pid, current.runner_token):
             return current
-        if current.harness_pgid and procs.group_alive(current.harness_pgid):
-            return current  # the runner did not end the harness: we do
+        if not current.harness_pgid or procs.group_alive(current.harness_pgid):
+            return current  # no harness started, or the runner did not end it: we do
         time.sleep(0.05)
 
 

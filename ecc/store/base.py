@@ -39,6 +39,10 @@ from ecc.store.records import SESSION_ROWS, Records
 from ecc.store.schedules import Schedules
 from ecc.store.schema import MIGRATIONS, SCHEMA_VERSION, SESSION_COLUMNS
 
+OUTPUT_COLUMNS = ("session_id", "seq", "stream", "ts", "line")  # an output row, in order
+INSERT_OUTPUT = f"INSERT INTO output ({', '.join(OUTPUT_COLUMNS)}) VALUES "
+OUTPUT_VALUES = f"({', '.join('?' * len(OUTPUT_COLUMNS))})"  # one row's placeholders
+
 TYPE_CHECKING = False  # typing stays unimported here: ``ecc hook`` and ``ecc run -d`` open stores
 if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
@@ -126,9 +130,7 @@ class Store(Records, Claims, Conversation, Schedules, Conflicts, Groups, Mail, E
     def _insert_output(self, rows: Sequence[tuple[str, int, str, str, str]]) -> None:
         """Insert output rows ``(session_id, seq, stream, ts, line)`` (inside a transaction);
         a dialect may have a faster bulk path."""
-        self._executemany(
-            "INSERT INTO output (session_id, seq, stream, ts, line) VALUES (?, ?, ?, ?, ?)", rows
-        )
+        self._executemany(INSERT_OUTPUT + OUTPUT_VALUES, rows)
 
     def change_counter(self) -> int:
         """A number that changes whenever another connection commits (a cheap poll for

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ecc.contract.errors import EccError
-from ecc.store.base import DaemonLock, Store, StoreError, redact
+from ecc.store.base import OUTPUT_COLUMNS, DaemonLock, Store, StoreError, redact
 
 if TYPE_CHECKING:
     from collections.abc import Iterator, Sequence
@@ -99,7 +99,7 @@ class PostgresStore(Store):
 
         try:
             with self.conn.cursor() as cursor:
-                columns = "session_id, seq, stream, ts, line"
+                columns = ", ".join(OUTPUT_COLUMNS)
                 with cursor.copy(f"COPY output ({columns}) FROM STDIN") as copy:
                     for row in rows:
                         copy.write_row(row)

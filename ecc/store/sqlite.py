@@ -22,7 +22,7 @@ except ImportError:  # an interpreter that ships the package without its driver 
 
 from ecc.contract.errors import EccError
 from ecc.runtime.paths import ensure_private_dir
-from ecc.store.base import DaemonLock, Store, StoreError
+from ecc.store.base import INSERT_OUTPUT, OUTPUT_VALUES, DaemonLock, Store, StoreError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -32,8 +32,7 @@ if TYPE_CHECKING:
 
 BUSY_TIMEOUT_SECS = 10.0
 ROWS_PER_INSERT = 100  # output rows a statement: 500 parameters, under any SQLite's limit (999)
-_INSERT_OUTPUT = "INSERT INTO output (session_id, seq, stream, ts, line) VALUES "
-_INSERT_OUTPUT_ROWS = _INSERT_OUTPUT + ", ".join(["(?, ?, ?, ?, ?)"] * ROWS_PER_INSERT)
+_INSERT_OUTPUT_ROWS = INSERT_OUTPUT + ", ".join([OUTPUT_VALUES] * ROWS_PER_INSERT)
 
 
 class SqliteStore(Store):
